@@ -1,0 +1,197 @@
+"""Findings files: front matter, and the citations their Markdown holds.
+
+markdown-it-py tells the blocks apart (fenced and indented code, HTML, prose);
+`grammar` finds citations inside the prose blocks. We let the library parse
+Markdown because fences, tables, lists and block quotes have edge cases a
+line-by-line scanner gets wrong; positions come from the raw lines, because
+markdown-it only keeps line maps for blocks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from markdown_it import MarkdownIt
+
+from .errors import InputError
+from .grammar import find_citations
+from .model import Citation, SourceLocation
+
+MAX_FINDINGS_BYTES = 20 * 1024 * 1024
+
+_md = MarkdownIt("commonmark").enable("table")
+_FENCE_HEADER_RE = re.compile(r"^\s*(?://|#|--|;|/\*|<!--)\s*")
+
+
+@dataclass(frozen=True)
+class FindingsFile:
+    path: str  # as shown in messages: relative to the working directory when possible
+    front_matter: dict
+    citations: tuple[Citation, ...]
+    pin: str | None = field(default=None)
+
+
+def split_front_matter(text: str, where: str) -> tuple[dict, int]:
+    """Parse a leading `---` YAML block; return it and the number of lines it spans."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return {}, 0
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            try:
+                data = yaml.safe_load("\n".join(lines[1:i])) or {}
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                line = f":{mark.line + 2}" if mark is not None else ""
+                problem = getattr(exc, "problem", None) or "invalid YAML"
+                raise InputError(f"{where}{line}: malformed front matter: {problem}") from None
+            if not isinstance(data, dict):
+                raise InputError(f"{where}:2: front matter must be a YAML mapping")
+            return data, i + 1
+    raise InputError(f"{where}:1: front matter opened with '---' is never closed")
+
+
+def _prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Line ranges [a, b) of prose blocks, and of fenced blocks, below the front matter."""
+    lines = text.split("\n")
+    masked = "\n" * skip + "\n".join(lines[skip:])
+    excluded = [False] * len(lines)
+    fences = []
+    for tok in _md.parse(masked):
+        if tok.map is not None and tok.type in ("fence", "code_block", "html_block"):
+            a, b = tok.map
+            for i in range(a, min(b, len(lines))):
+                excluded[i] = True
+            if tok.type == "fence":
+                fences.append((a, b))
+    for i in range(skip):
+        excluded[i] = True
+    chunks = []
+    i = 0
+    while i < len(lines):
+        if excluded[i] or not lines[i].strip():
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and not excluded[j] and lines[j].strip():
+            j += 1
+        chunks.append((i, j))
+        i = j
+    return chunks, fences
+
+
+def _offset_to_line_col(starts: list[int], offset: int) -> tuple[int, int]:
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= offset:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo, offset - starts[lo]
+
+
+def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> list[Citation]:
+    lines = text.split("\n")
+    chunks, fences = _prose_chunks(text, skip_lines)
+    out: list[Citation] = []
+
+    def add(raw, line_index: int, column: int, extra_anchors: tuple[str, ...] = ()):
+        out.append(
+            Citation(
+                path=raw.path,
+                lines=raw.lines,
+                symbol=raw.symbol,
+                pin_ref=raw.pin,
+                anchors=raw.anchors + extra_anchors,
+                source=SourceLocation(display_path, line_index + 1, column + 1),
+                text=raw.text,
+                problem=raw.problem,
+            )
+        )
+
+    for a, b in chunks:
+        chunk = "\n".join(lines[a:b])
+        starts = [0]
+        for ln in lines[a:b - 1]:
+            starts.append(starts[-1] + len(ln) + 1)
+        for raw in find_citations(chunk):
+            li, col = _offset_to_line_col(starts, raw.start)
+            add(raw, a + li, col)
+
+    # A fenced block whose first line is a comment naming a citation:
+    # the block's other non-blank lines are anchors for it.
+    for a, b in fences:
+        if a + 1 >= len(lines):
+            continue
+        header = lines[a + 1]
+        m = _FENCE_HEADER_RE.match(header)
+        if not m:
+            continue
+        found = find_citations(header[m.end():])
+        if not found or found[0].start != 0:
+            continue
+        close = b - 1 if b - 1 > a + 1 and lines[b - 1].strip().startswith(("```", "~~~")) else b
+        body = tuple(ln.strip() for ln in lines[a + 2:close] if ln.strip())
+        add(found[0], a + 1, m.end(), body)
+    out.sort(key=lambda c: (c.source.line, c.source.column))
+    return out
+
+
+def display_path(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def load_findings_file(path: Path) -> FindingsFile:
+    shown = display_path(path)
+    try:
+        if path.is_symlink() and not path.resolve().is_relative_to(Path.cwd().resolve()):
+            raise InputError(f"{shown}: is a symbolic link out of the working directory; refusing to read it")
+        size = path.stat().st_size
+        if size > MAX_FINDINGS_BYTES:
+            raise InputError(f"{shown}: {size} bytes is larger than the {MAX_FINDINGS_BYTES} a findings file may be")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{shown}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); findings must be UTF-8") from None
+    text = text.replace("\r\n", "\n").lstrip("\ufeff")
+    front, skip = split_front_matter(text, shown)
+    pin = front.get("pin")
+    if pin is not None and not isinstance(pin, str):
+        raise InputError(f"{shown}:2: front matter 'pin' must be a pin name or a full SHA, not {pin!r}")
+    return FindingsFile(
+        path=shown,
+        front_matter=front,
+        citations=tuple(citations_in_markdown(text, shown, skip)),
+        pin=pin,
+    )
+
+
+def collect_markdown(paths: list[Path]) -> list[Path]:
+    """Expand directories to the Markdown files below them, sorted, for a stable order."""
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            files.extend(sorted(q for q in p.rglob("*.md") if q.is_file() or q.is_symlink()))
+        elif p.exists() or p.is_symlink():
+            files.append(p)
+        else:
+            raise InputError(f"{p}: no such file or directory")
+    seen = set()
+    unique = []
+    for f in files:
+        key = f.resolve() if not f.is_symlink() else f.absolute()
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique

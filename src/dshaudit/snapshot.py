@@ -1,0 +1,207 @@
+"""DSH at pinned commits, read straight from the git object database.
+
+`DshRepository` finds or makes the clone; `Snapshot` is the tree of one commit.
+Nothing is checked out: blobs come from git through GitPython's persistent
+`git cat-file --batch` process, so several SHAs can be read in one run.
+
+No text from findings or configuration ever reaches git as an option: SHAs are
+validated as 40 hex digits before use, and paths are looked up in trees, not
+passed on command lines.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import git
+from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+from gitdb.exc import BadName, BadObject
+
+from .errors import InputError, RepoError
+
+SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+# Protocols a clone URL may use; `ext::` and friends can run commands.
+ALLOWED_URL_RE = re.compile(r"^(https://|http://|ssh://|git://|git@[\w.\-]+:)", re.IGNORECASE)
+
+MODE_SYMLINK = 0o120000
+MODE_GITLINK = 0o160000
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What a path names at a commit."""
+
+    kind: str  # "blob", "tree", "symlink", "submodule"
+    path: str
+    blob_sha: str | None = None
+
+
+def user_cache_dir() -> Path:
+    override = os.environ.get("DSHAUDIT_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("dshaudit"))
+
+
+def _is_url(spec: str) -> bool:
+    return "://" in spec or spec.startswith("git@") or "::" in spec
+
+
+class DshRepository:
+    """A bare (or ordinary) clone of DSH, opened without relying on its config."""
+
+    def __init__(self, git_dir: Path, origin: str):
+        self.git_dir = git_dir
+        self.origin = origin  # how the user named it, for messages
+        try:
+            self.repo = git.Repo(git_dir)
+        except (InvalidGitRepositoryError, NoSuchPathError):
+            raise RepoError(f"{origin}: not a git repository") from None
+        # A bare mirror whose config lacks `core.bare = true` makes GitPython run
+        # git in the parent folder, where git finds no repository. Naming the git
+        # directory in the environment makes every git call independent of that.
+        self.repo.git.update_environment(GIT_DIR=str(self.repo.git_dir))
+        self._snapshots: dict[str, Snapshot] = {}
+        if self.is_shallow():
+            raise RepoError(
+                f"{origin}: is a shallow clone; citations cannot be checked against partial history "
+                f"(run: git --git-dir={self.repo.git_dir} fetch --unshallow)"
+            )
+
+    # -- opening -----------------------------------------------------------------
+
+    @classmethod
+    def open(cls, spec: str | None, upstream_url: str) -> "DshRepository":
+        """`--repo` value, else $DSH_REPO, else a cached clone of the upstream URL."""
+        spec = spec or os.environ.get("DSH_REPO") or None
+        if spec and not _is_url(spec):
+            path = Path(spec).expanduser()
+            if not path.exists():
+                raise RepoError(f"{spec}: no such DSH clone (set --repo or DSH_REPO to a clone of {upstream_url})")
+            git_dir = path / ".git" if (path / ".git").is_dir() else path
+            return cls(git_dir, spec)
+        return cls.cached_clone(spec or upstream_url)
+
+    @classmethod
+    def cached_clone(cls, url: str) -> "DshRepository":
+        if not ALLOWED_URL_RE.match(url):
+            raise InputError(f"{url}: refusing to clone from this URL (allowed: https, http, ssh, git)")
+        digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+        name = re.sub(r"[^\w.-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).removesuffix(".git")
+        target = user_cache_dir() / "repos" / f"{name}-{digest}.git"
+        if not (target / "objects").is_dir():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # Clone beside the target and rename, so an interrupted clone leaves
+            # only a temporary folder, never a half-made cache entry.
+            tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
+            try:
+                git.Repo.clone_from(url, tmp / "repo.git", bare=True, multi_options=["--no-tags"])
+                git.Repo(tmp / "repo.git").git.fetch("origin", "+refs/tags/*:refs/tags/*")
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(tmp / "repo.git", target)
+            except GitCommandError as exc:
+                raise RepoError(f"{url}: cannot clone: {_git_reason(exc)}") from None
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        return cls(target, url)
+
+    def fetch_missing(self, shas: list[str]) -> None:
+        """Fetch commits that a cached clone does not have yet (new upstream pins)."""
+        missing = [s for s in shas if not self.has_commit(s)]
+        if not missing:
+            return
+        try:
+            self.repo.git.fetch("origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+        except GitCommandError as exc:
+            raise RepoError(f"{self.origin}: cannot fetch: {_git_reason(exc)}") from None
+
+    # -- reading -----------------------------------------------------------------
+
+    def is_shallow(self) -> bool:
+        return (Path(self.repo.git_dir) / "shallow").exists()
+
+    def has_commit(self, sha: str) -> bool:
+        try:
+            return self.repo.commit(sha).type == "commit"
+        except (BadName, BadObject, ValueError, GitCommandError):
+            return False
+
+    def snapshot(self, sha: str, pin_name: str | None = None) -> "Snapshot":
+        if not SHA_RE.match(sha):
+            raise InputError(f"{sha!r}: not a full 40-hex commit SHA")
+        snap = self._snapshots.get(sha)
+        if snap is None:
+            if not self.has_commit(sha):
+                label = f"pin {pin_name} = {sha}" if pin_name else sha
+                raise RepoError(
+                    f"commit {label} is not in the DSH clone at {self.origin}; "
+                    f"get it with: git --git-dir={self.repo.git_dir} fetch origin {sha}"
+                )
+            snap = Snapshot(self, sha)
+            self._snapshots[sha] = snap
+        return snap
+
+
+def _git_reason(exc: GitCommandError) -> str:
+    err = (exc.stderr or "").strip().splitlines()
+    lines = [ln.strip().removeprefix("stderr: ").strip("'") for ln in err if ln.strip()]
+    return lines[-1] if lines else f"git exited with {exc.status}"
+
+
+class Snapshot:
+    """The tree of one commit: look up paths, read blobs, list files."""
+
+    def __init__(self, repository: DshRepository, sha: str):
+        self.repository = repository
+        self.sha = sha
+        self.tree = repository.repo.commit(sha).tree
+        self._paths: list[str] | None = None
+        self._by_name: dict[str, list[str]] | None = None
+
+    def entry(self, path: str) -> Entry | None:
+        try:
+            obj = self.tree / path
+        except KeyError:
+            return None
+        if obj.type == "tree":
+            return Entry("tree", path)
+        if obj.type == "submodule" or obj.mode == MODE_GITLINK:
+            return Entry("submodule", path)
+        if obj.mode == MODE_SYMLINK:
+            return Entry("symlink", path, obj.hexsha)
+        return Entry("blob", path, obj.hexsha)
+
+    def read(self, blob_sha: str) -> bytes:
+        return self.repository.repo.odb.stream(bytes.fromhex(blob_sha)).read()
+
+    def paths(self) -> list[str]:
+        """Every file path at this commit, sorted."""
+        if self._paths is None:
+            out = self.repository.repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", self.sha)
+            self._paths = sorted(p for p in out.split("\0") if p)
+        return self._paths
+
+    def closest_paths(self, path: str, n: int = 1) -> list[str]:
+        """Existing paths most like `path`: a file of the same name first, else one
+        with a similar name, the nearest in folder structure winning."""
+        paths = self.paths()
+        base = PurePosixPath(path).name
+        if self._by_name is None:
+            by_name: dict[str, list[str]] = {}
+            for p in paths:
+                by_name.setdefault(PurePosixPath(p).name, []).append(p)
+            self._by_name = by_name
+        names = [base] if base in self._by_name else difflib.get_close_matches(base, self._by_name, n=5, cutoff=0.6)
+        candidates = [p for name in names for p in self._by_name[name]]
+        if not candidates:
+            return []
+        return difflib.get_close_matches(path, candidates, n=n, cutoff=0.0)

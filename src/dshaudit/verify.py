@@ -1,0 +1,226 @@
+"""Verify citations against snapshots: the one core loop of `dshaudit check`.
+
+Each citation is checked at its strongest level, and the first failing level
+decides its status: path, then range, then symbol anchor, then content anchor.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from .config import Config
+from .errors import InputError
+from .findings import FindingsFile
+from .model import Citation, CheckResult, LineRange, Pin, Status, Verdict, format_lines
+from .snapshot import DshRepository, Snapshot
+from .symbols import SymbolTable, build_symbol_table
+
+_WS_RE = re.compile(r"\s+")
+BINARY_SNIFF_BYTES = 8000
+
+
+def squash(text: str) -> str:
+    """Text with all whitespace removed: anchors compare this way."""
+    return _WS_RE.sub("", text)
+
+
+@dataclass
+class FileText:
+    """A blob decoded into lines, with a whitespace-free index for anchor search."""
+
+    lines: list[str]
+    _squashed: str | None = None
+    _line_starts: list[int] | None = None
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "FileText":
+        text = data.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # a final newline ends the last line; it does not start another
+        return cls([ln.removesuffix("\r") for ln in lines])
+
+    def cited_text(self, ranges: tuple[LineRange, ...]) -> str:
+        return "\n".join("\n".join(self.lines[r.start - 1:r.end]) for r in ranges)
+
+    def find(self, anchor: str) -> list[int]:
+        """1-based lines where the whitespace-free anchor starts, anywhere in the file."""
+        if self._squashed is None:
+            parts, starts, pos = [], [], 0
+            for ln in self.lines:
+                s = squash(ln)
+                starts.append(pos)
+                parts.append(s)
+                pos += len(s)
+            self._squashed, self._line_starts = "".join(parts), starts
+        needle = squash(anchor)
+        if not needle:
+            return []
+        hits, i = [], self._squashed.find(needle)
+        while i != -1:
+            line = bisect_right(self._line_starts, i)
+            if not hits or hits[-1] != line:
+                hits.append(line)
+            i = self._squashed.find(needle, i + 1)
+        return hits
+
+
+def _describe_lines(lines: list[int], limit: int = 5) -> str:
+    shown = ", ".join(str(n) for n in lines[:limit])
+    more = f" and {len(lines) - limit} more" if len(lines) > limit else ""
+    return ("line " if len(lines) == 1 else "lines ") + shown + more
+
+
+def _region_words(region: tuple[LineRange, ...]) -> str:
+    single = len(region) == 1 and region[0].start == region[0].end
+    return ("line " if single else "lines ") + format_lines(region)
+
+
+def path_problem(path: str) -> str | None:
+    """Why a cited path can never name a file in a repository, if it can't."""
+    if path.startswith("/"):
+        return "absolute paths are not repository paths"
+    if "\\" in path:
+        return "backslashes are not path separators in a git tree"
+    parts = PurePosixPath(path).parts
+    if any(p in ("..", ".") for p in path.split("/")) or not parts:
+        return "'.' and '..' are not allowed in a repository path"
+    if any(p == ".git" for p in parts):
+        return "paths inside .git are not repository content"
+    return None
+
+
+class Verifier:
+    """Checks citations; caches decoded files and symbol tables by blob id."""
+
+    def __init__(self, config: Config, repository: DshRepository | None):
+        self.config = config
+        self.repository = repository
+        self._texts: dict[str, FileText | None] = {}
+        self._symbols: dict[tuple[str, str], SymbolTable] = {}
+
+    def pin_for(self, citation: Citation, file_pin: str | None, override: str | None) -> Pin | None:
+        ref = citation.pin_ref or override or file_pin
+        return self.config.resolve_pin(ref) if ref else None
+
+    def _text(self, snap: Snapshot, blob_sha: str) -> FileText | None:
+        if blob_sha not in self._texts:
+            data = snap.read(blob_sha)
+            self._texts[blob_sha] = None if b"\0" in data[:BINARY_SNIFF_BYTES] else FileText.from_bytes(data)
+        return self._texts[blob_sha]
+
+    def _symbols_of(self, snap: Snapshot, path: str, blob_sha: str) -> SymbolTable:
+        key = (blob_sha, path.rsplit(".", 1)[-1])
+        if key not in self._symbols:
+            self._symbols[key] = build_symbol_table(path, snap.read(blob_sha))
+        return self._symbols[key]
+
+    def verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
+        def verdict(status: Status, message: str, resolved=()) -> Verdict:
+            return Verdict(citation, pin, status, message, tuple(resolved))
+
+        if citation.problem:
+            return verdict(Status.INVALID_CITATION, citation.problem)
+        problem = path_problem(citation.path)
+        if problem:
+            return verdict(Status.INVALID_CITATION, problem)
+        if pin is None:
+            return verdict(
+                Status.UNKNOWN_PIN,
+                f"pin {ref_text!r} is neither a pin in dshaudit.toml ({self.config.describe_pins()}) "
+                f"nor a full 40-hex SHA" if ref_text else "no pin: the findings file names none in its front matter",
+            )
+        snap = self.repository.snapshot(pin.sha, pin.name)
+        entry = snap.entry(citation.path)
+        if entry is None:
+            close = snap.closest_paths(citation.path)
+            hint = f"; closest existing path: {close[0]}" if close else ""
+            return verdict(Status.MISSING_PATH, f"no such file at {pin.name}{hint}")
+        if entry.kind != "blob":
+            what = {"tree": "a directory", "submodule": "a submodule", "symlink": "a symbolic link"}[entry.kind]
+            return verdict(Status.NOT_A_FILE, f"{citation.path} is {what} at {pin.name}, not a file")
+        text = self._text(snap, entry.blob_sha)
+        if text is None:
+            return verdict(Status.BINARY, f"{citation.path} is binary at {pin.name}; cite text files only")
+        n = len(text.lines)
+        for r in citation.lines:
+            if r.end > n:
+                what = f"line {r.start} is" if r.start == r.end else f"range {r} ends"
+                return verdict(Status.OUT_OF_RANGE, f"{what} past the end of the file ({n} lines at {pin.name})")
+        region = citation.lines
+        if citation.symbol:
+            table = self._symbols_of(snap, citation.path, entry.blob_sha)
+            spans = table.resolve(citation.symbol)
+            if not spans:
+                return verdict(Status.UNKNOWN_SYMBOL, self._unknown_symbol_message(citation.symbol, table))
+            if citation.lines:
+                outside = [r for r in citation.lines if not any(s.start <= r.start and r.end <= s.end for s in spans)]
+                if outside:
+                    return verdict(
+                        Status.OUTSIDE_SYMBOL,
+                        f"lines {format_lines(tuple(outside))} are outside {citation.symbol} "
+                        f"(declared at {format_lines(spans)})",
+                        spans,
+                    )
+            else:
+                region = spans
+        missing = []
+        if citation.anchors:
+            cited = squash(text.cited_text(region))
+            missing = [a for a in citation.anchors if squash(a) not in cited]
+        if missing:
+            return verdict(Status.CONTENT_MISMATCH, self._mismatch_message(missing, region, text), region)
+        return verdict(Status.OK, "ok", region)
+
+    @staticmethod
+    def _unknown_symbol_message(symbol: str, table: SymbolTable) -> str:
+        import difflib
+
+        close = difflib.get_close_matches(symbol, table.names(), n=1, cutoff=0.6)
+        msg = f"no declaration named {symbol}"
+        if close:
+            msg += f"; closest: {close[0]} at line {table.spans[close[0]][0].start}"
+        if table.first_error_line:
+            msg += f" (tree-sitter could not parse the file at line {table.first_error_line})"
+        return msg
+
+    @staticmethod
+    def _mismatch_message(missing: list[str], region: tuple[LineRange, ...], text: FileText) -> str:
+        parts = []
+        for anchor in missing:
+            hits = text.find(anchor)
+            where = f"now at {_describe_lines(hits)}" if hits else "not found anywhere in the file"
+            parts.append(f"`{anchor}` is not on {_region_words(region)}; {where}")
+        return "; ".join(parts)
+
+
+def check(
+    files: list[FindingsFile],
+    config: Config,
+    repository_factory,
+    pin_override: str | None = None,
+) -> CheckResult:
+    """Verify every citation of every file. The repository is opened only when
+    some citation needs it, so findings with only malformed citations need no clone."""
+    if pin_override is not None and config.resolve_pin(pin_override) is None:
+        raise InputError(f"--pin {pin_override!r}: not a pin in dshaudit.toml ({config.describe_pins()}) nor a full SHA")
+    for f in files:
+        if f.pin is not None and config.resolve_pin(f.pin) is None:
+            raise InputError(
+                f"{f.path}:2: front matter names pin {f.pin!r}, which is not in dshaudit.toml "
+                f"({config.describe_pins()}) nor a full SHA"
+            )
+    verifier = Verifier(config, None)
+    verdicts = []
+    for f in files:
+        for c in f.citations:
+            pin = verifier.pin_for(c, f.pin, pin_override)
+            needs_repo = pin is not None and not c.problem and path_problem(c.path) is None
+            if needs_repo and verifier.repository is None:
+                verifier.repository = repository_factory()
+            verdicts.append(verifier.verify(c, pin, c.pin_ref or pin_override or f.pin))
+    verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
+    return CheckResult(tuple(verdicts))
