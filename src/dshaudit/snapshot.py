@@ -28,7 +28,7 @@ from .errors import InputError, RepoError
 
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 # Protocols a clone URL may use; `ext::` and friends can run commands.
-ALLOWED_URL_RE = re.compile(r"^(https://|http://|ssh://|git://|git@[\w.\-]+:)", re.IGNORECASE)
+ALLOWED_URL_RE = re.compile(r"^(https://|http://|ssh://|git://|file://|git@[\w.\-]+:)", re.IGNORECASE)
 
 MODE_SYMLINK = 0o120000
 MODE_GITLINK = 0o160000
@@ -94,7 +94,7 @@ class DshRepository:
     @classmethod
     def cached_clone(cls, url: str) -> "DshRepository":
         if not ALLOWED_URL_RE.match(url):
-            raise InputError(f"{url}: refusing to clone from this URL (allowed: https, http, ssh, git)")
+            raise InputError(f"{url}: refusing to clone from this URL (allowed: https, http, ssh, git, file)")
         digest = hashlib.sha256(url.encode()).hexdigest()[:12]
         name = re.sub(r"[^\w.-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).removesuffix(".git")
         target = user_cache_dir() / "repos" / f"{name}-{digest}.git"
@@ -166,6 +166,7 @@ class Snapshot:
         self.tree = repository.repo.commit(sha).tree
         self._paths: list[str] | None = None
         self._by_name: dict[str, list[str]] | None = None
+        self._by_dir: dict[str, list[str]] = {}
 
     def entry(self, path: str) -> Entry | None:
         try:
@@ -191,17 +192,39 @@ class Snapshot:
         return self._paths
 
     def closest_paths(self, path: str, n: int = 1) -> list[str]:
-        """Existing paths most like `path`: a file of the same name first, else one
-        with a similar name, the nearest in folder structure winning."""
-        paths = self.paths()
-        base = PurePosixPath(path).name
+        """Existing paths most like `path`, for a hint on a missing file.
+
+        In order: a file of the same name anywhere; a file of a similar name in
+        the same folder; any file in that folder (a rename); a file of a
+        similar name anywhere; a file below the nearest folder that exists."""
         if self._by_name is None:
             by_name: dict[str, list[str]] = {}
-            for p in paths:
-                by_name.setdefault(PurePosixPath(p).name, []).append(p)
-            self._by_name = by_name
-        names = [base] if base in self._by_name else difflib.get_close_matches(base, self._by_name, n=5, cutoff=0.6)
-        candidates = [p for name in names for p in self._by_name[name]]
-        if not candidates:
-            return []
-        return difflib.get_close_matches(path, candidates, n=n, cutoff=0.0)
+            by_dir: dict[str, list[str]] = {}
+            for p in self.paths():
+                pp = PurePosixPath(p)
+                by_name.setdefault(pp.name, []).append(p)
+                by_dir.setdefault(str(pp.parent), []).append(p)
+            self._by_name, self._by_dir = by_name, by_dir
+        wanted = PurePosixPath(path)
+        base = wanted.name
+
+        def best(candidates: list[str]) -> list[str]:
+            return difflib.get_close_matches(path, candidates, n=n, cutoff=0.0)
+
+        if base in self._by_name:
+            return best(self._by_name[base])
+        siblings = self._by_dir.get(str(wanted.parent), [])
+        names = difflib.get_close_matches(base, [PurePosixPath(p).name for p in siblings], n=n, cutoff=0.6)
+        if names:
+            return [str(wanted.parent / name) for name in names]
+        if siblings:
+            return best(siblings)
+        names = difflib.get_close_matches(base, self._by_name, n=5, cutoff=0.6)
+        if names:
+            return best([p for name in names for p in self._by_name[name]])
+        for folder in wanted.parents:
+            prefix = "" if str(folder) == "." else f"{folder}/"
+            below = [p for p in self.paths() if p.startswith(prefix)] if prefix else []
+            if below:
+                return best(below[:2000])
+        return []

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fixture_repo import build_fixture_repo, write_config  # noqa: E402
+
+from dshaudit.cli import main  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def fixture_repo(tmp_path_factory):
+    return build_fixture_repo(tmp_path_factory.mktemp("fixture"))
+
+
+@dataclass
+class Run:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self):
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def workspace(tmp_path, fixture_repo, monkeypatch):
+    """A folder holding dshaudit.toml (pins v1..v3) and an empty findings/; the cwd."""
+    write_config(tmp_path, fixture_repo)
+    (tmp_path / "findings").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSH_REPO", str(fixture_repo.path))
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def run_cli(*args: str, env: dict | None = None) -> Run:
+    result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+    return Run(result.exit_code, result.stdout, result.stderr)
+
+
+def write_findings(folder: Path, body: str, pin: str = "v1", name: str = "f.md") -> Path:
+    path = folder / "findings" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    front = f"---\npin: {pin}\n---\n" if pin is not None else ""
+    path.write_text(front + body)
+    return path
+
+
+@pytest.fixture(scope="session")
+def dsh_repo():
+    """A real DSH clone from $DSH_REPO; the tests that need it skip without one."""
+    path = os.environ.get("DSH_REPO")
+    if not path:
+        pytest.skip("DSH_REPO is not set: real-DSH tests need a clone of deepseek-ai/deepseek-harness")
+    if not Path(path).exists():
+        pytest.skip(f"DSH_REPO={path} does not exist")
+    return Path(path)

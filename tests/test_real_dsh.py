@@ -1,0 +1,121 @@
+"""Against a real DSH clone ($DSH_REPO): the audit holds at rc7, and it would
+notice if its citations drifted. Skipped, with the reason, when no clone is named."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, run_cli
+
+from dshaudit.findings import collect_markdown, load_findings_file
+
+pytestmark = pytest.mark.dsh
+
+SHIFT = 3
+DRIFT_STATUSES = {"content_mismatch", "out_of_range", "outside_symbol"}
+
+
+@pytest.fixture
+def audit_copy(tmp_path, dsh_repo, monkeypatch):
+    """A copy of this repo's findings/ and dshaudit.toml; the cwd."""
+    shutil.copy(REPO_ROOT / "dshaudit.toml", tmp_path / "dshaudit.toml")
+    shutil.copytree(REPO_ROOT / "findings", tmp_path / "findings")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSH_REPO", str(dsh_repo))
+    return tmp_path
+
+
+def test_findings_hold_at_their_pins(audit_copy):
+    run = run_cli("check", "--format", "json")
+    failures = [c for c in run.json["citations"] if c["status"] != "ok"]
+    assert failures == []
+    assert run.exit_code == 0
+    assert run.json["summary"]["total"] >= 20
+
+
+def _shift(match: re.Match) -> str:
+    return re.sub(r"\d+", lambda m: str(int(m.group()) + SHIFT), match.group())
+
+
+def _by_line_rank(items, key):
+    """Key citations by (file, line, k-th on that line): mutation moves columns, not order."""
+    out, seen = {}, {}
+    for item in items:
+        file, line, column = key(item)
+        k = seen.get((file, line), 0)
+        seen[(file, line)] = k + 1
+        out[(file, line, k)] = item
+    return out
+
+
+def _mutate(folder: Path, mutate_one) -> dict[tuple[str, int, int], str]:
+    """Rewrite every findings file with each anchored citation mutated; return
+    the mutated citations, keyed by file, line and rank on the line."""
+    expected = {}
+    for path in collect_markdown([folder / "findings"]):
+        f = load_findings_file(path)
+        lines = path.read_text(encoding="utf-8").split("\n")
+        ranked = _by_line_rank(f.citations, lambda c: (f.path, c.source.line, c.source.column))
+        for key, c in sorted(ranked.items(), key=lambda kv: (kv[0][1], -kv[1].source.column)):
+            new_text = mutate_one(c)
+            if new_text is None:
+                continue
+            i, col = c.source.line - 1, c.source.column - 1
+            assert lines[i][col:].startswith(c.text)
+            lines[i] = lines[i][:col] + new_text + lines[i][col + len(c.text):]
+            expected[key] = new_text
+        path.write_text("\n".join(lines), encoding="utf-8")
+    return expected
+
+
+def _detected(expected, statuses) -> tuple[int, list]:
+    doc = run_cli("check", "--format", "json").json
+    by_key = _by_line_rank(doc["citations"], lambda c: (c["source"]["file"], c["source"]["line"], c["source"]["column"]))
+    missed = [(k, text, by_key[k]["status"]) for k, text in expected.items() if by_key[k]["status"] not in statuses]
+    return len(expected) - len(missed), missed
+
+
+def test_shifted_lines_are_caught(audit_copy):
+    """Every anchored citation's lines moved down by a few: at least 95% must fail as drift."""
+
+    def shift(c):
+        if not c.lines or not c.has_anchor:
+            return None
+        return re.sub(r":[\d,\-–]+", _shift, c.text, count=1)
+
+    expected = _mutate(audit_copy, shift)
+    assert len(expected) >= 20
+    caught, missed = _detected(expected, DRIFT_STATUSES)
+    print(f"shifted by {SHIFT}: {caught}/{len(expected)} caught ({100 * caught / len(expected):.1f}%)")
+    assert caught / len(expected) >= 0.95, missed[:20]
+
+
+def test_missing_paths_are_caught(audit_copy):
+    def rename(c):
+        if not c.has_anchor:
+            return None
+        folder, _, name = c.path.rpartition("/")
+        return c.text.replace(c.path, f"{folder}/gone-{name}" if folder else f"gone-{name}", 1)
+
+    expected = _mutate(audit_copy, rename)
+    caught, missed = _detected(expected, {"missing_path"})
+    print(f"paths changed: {caught}/{len(expected)} caught")
+    assert caught == len(expected), missed[:20]
+
+
+def test_prior_audit_citation_in_range_but_elsewhere(dsh_repo, tmp_path, monkeypatch):
+    """The prior audit's AgentRegistry.setFactory citation is in range at rc7 but
+    points at other code: a range check passes it, dshaudit does not."""
+    shutil.copy(REPO_ROOT / "dshaudit.toml", tmp_path / "dshaudit.toml")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prior.md").write_text(
+        "---\npin: rc7\n---\n"
+        "`packages/core/agent/src/index.ts:176-181` (in range)\n"
+        "`packages/core/agent/src/index.ts:176-181#AgentRegistry.setFactory`\n"
+    )
+    doc = run_cli("check", "prior.md", "--repo", str(dsh_repo), "--format", "json").json
+    assert [c["status"] for c in doc["citations"]] == ["ok", "outside_symbol"]
+    assert doc["citations"][1]["message"].startswith("lines 176-181 are outside AgentRegistry.setFactory (declared at ")

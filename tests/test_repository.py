@@ -1,0 +1,115 @@
+"""Where DSH comes from: paths, bare mirrors, $DSH_REPO, the cache, and unusable clones."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, write_findings
+from fixture_repo import git
+
+CITE = "`vendor/cordis/src/context.ts:14` → `this.fiber`\n"
+
+
+def test_bare_clone_without_core_bare_config(workspace, fixture_repo):
+    assert not (fixture_repo.bare / "config").exists()
+    write_findings(workspace, CITE)
+    run = run_cli("check", "--repo", str(fixture_repo.bare))
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout.endswith("1 citations in 1 files: 1 ok, 0 failed\n")
+
+
+def test_repo_option_beats_environment(workspace, fixture_repo, monkeypatch):
+    monkeypatch.setenv("DSH_REPO", str(workspace / "nowhere"))
+    write_findings(workspace, CITE)
+    assert run_cli("check").exit_code == 3
+    assert run_cli("check", "--repo", str(fixture_repo.path)).exit_code == 0
+
+
+def test_missing_repository_is_exit_3(workspace, monkeypatch):
+    monkeypatch.setenv("DSH_REPO", str(workspace / "nowhere"))
+    write_findings(workspace, CITE)
+    run = run_cli("check")
+    assert run.exit_code == 3
+    assert run.stderr.startswith("dshaudit: ") and "no such DSH clone" in run.stderr
+    assert len(run.stderr.splitlines()) == 1
+
+
+def test_missing_sha_is_exit_3_naming_it(workspace, fixture_repo, tmp_path):
+    old = tmp_path / "old.git"
+    git(tmp_path, "clone", "-q", "--bare", "--no-local", "--single-branch", "--no-tags", "--branch", "v1", str(fixture_repo.path), str(old))
+    write_findings(workspace, CITE, pin="v2")
+    run = run_cli("check", "--repo", str(old))
+    sha = fixture_repo.shas["v2"]
+    assert run.exit_code == 3
+    assert run.stderr == (
+        f"dshaudit: commit pin v2 = {sha} is not in the DSH clone at {old}; "
+        f"get it with: git --git-dir={old} fetch origin {sha}\n"
+    )
+
+
+def test_shallow_clone_never_passes(workspace, fixture_repo, tmp_path):
+    shallow = tmp_path / "shallow.git"
+    git(tmp_path, "clone", "-q", "--bare", "--depth", "1", f"file://{fixture_repo.path}", str(shallow))
+    assert (shallow / "shallow").exists()
+    write_findings(workspace, CITE, pin="v3")
+    run = run_cli("check", "--repo", str(shallow))
+    assert run.exit_code == 3
+    assert "is a shallow clone" in run.stderr and "--unshallow" in run.stderr
+
+
+def test_cached_clone_made_on_first_use_then_reused(workspace, fixture_repo, monkeypatch):
+    url = f"file://{fixture_repo.path}"
+    write_findings(workspace, CITE)
+    first = run_cli("check", "--repo", url)
+    assert first.exit_code == 0, first.stderr
+    clones = list((workspace / "cache" / "repos").glob("*.git"))
+    assert len(clones) == 1 and (clones[0] / "HEAD").exists()
+    assert not list((workspace / "cache" / "repos").glob(".clone-*")), "temporary clone left behind"
+    marker = clones[0] / "marker"
+    marker.write_text("still the same clone")
+    assert run_cli("check", "--repo", url).exit_code == 0
+    assert marker.exists()
+
+
+def test_upstream_url_from_config_is_the_default(workspace, fixture_repo, monkeypatch):
+    monkeypatch.delenv("DSH_REPO")
+    text = (workspace / "dshaudit.toml").read_text()
+    (workspace / "dshaudit.toml").write_text(text.replace("https://example.invalid/dsh", f"file://{fixture_repo.path}"))
+    write_findings(workspace, CITE)
+    assert run_cli("check").exit_code == 0
+    assert len(list((workspace / "cache" / "repos").glob("*.git"))) == 1
+
+
+def test_unreachable_url_is_exit_3(workspace, tmp_path):
+    write_findings(workspace, CITE)
+    run = run_cli("check", "--repo", f"file://{tmp_path}/no-such-repo")
+    assert run.exit_code == 3
+    assert run.stderr.startswith("dshaudit: file://") and "cannot clone" in run.stderr
+
+
+@pytest.mark.parametrize("url", ["ext::sh -c touch% /tmp/pwned", "file::/tmp/x", "fd::3"])
+def test_dangerous_url_schemes_refused(workspace, url):
+    write_findings(workspace, CITE)
+    run = run_cli("check", "--repo", url)
+    assert run.exit_code == 2
+    assert "refusing to clone from this URL" in run.stderr
+
+
+def test_findings_without_citations_need_no_repository(workspace, monkeypatch):
+    monkeypatch.setenv("DSH_REPO", str(workspace / "nowhere"))
+    write_findings(workspace, "No citations here.\n")
+    run = run_cli("check")
+    assert run.exit_code == 0
+    assert run.stdout == "0 citations in 0 files: 0 ok, 0 failed\n"
+
+
+def test_console_script_runs(workspace, fixture_repo):
+    """The installed entry point, as a user runs it, in a real process."""
+    write_findings(workspace, CITE)
+    script = Path(sys.executable).parent / "dshaudit"
+    proc = subprocess.run([str(script), "check"], capture_output=True, text=True, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith("1 ok, 0 failed\n")
