@@ -87,7 +87,8 @@ def test_unreachable_url_is_exit_3(workspace, tmp_path):
     write_findings(workspace, CITE)
     run = run_cli("check", "--repo", f"file://{tmp_path}/no-such-repo")
     assert run.exit_code == 3
-    assert run.stderr.startswith("dshaudit: file://") and "cannot clone" in run.stderr
+    last = run.stderr.splitlines()[-1]
+    assert last.startswith("dshaudit: file://") and "cannot clone: fatal:" in last
 
 
 @pytest.mark.parametrize("url", ["ext::sh -c touch% /tmp/pwned", "file::/tmp/x", "fd::3"])
@@ -113,3 +114,30 @@ def test_console_script_runs(workspace, fixture_repo):
     proc = subprocess.run([str(script), "check"], capture_output=True, text=True, cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.endswith("1 ok, 0 failed\n")
+
+
+def test_cached_clone_fetches_only_when_a_pin_is_missing(workspace, fixture_repo, tmp_path):
+    upstream = tmp_path / "upstream"
+    git(tmp_path, "clone", "-q", "--no-local", "--branch", "v1", str(fixture_repo.path), str(upstream))
+    url = f"file://{upstream}"
+    write_findings(workspace, CITE)
+    first = run_cli("check", "--repo", url)
+    assert first.exit_code == 0 and "cloning" in first.stderr
+    again = run_cli("check", "--repo", url)
+    assert again.exit_code == 0 and again.stderr == ""  # nothing missing: no clone, no fetch
+    (upstream / "NEW.md").write_text("new upstream work\n")
+    git(upstream, "checkout", "-q", "-b", "main")
+    git(upstream, "add", "NEW.md")
+    git(upstream, "commit", "-q", "-m", "new upstream commit")
+    new_sha = git(upstream, "rev-parse", "HEAD")
+    write_findings(workspace, f"`NEW.md:1@{new_sha}` → `new upstream work`\n")
+    run = run_cli("check", "--repo", url)
+    assert run.exit_code == 0, run.stdout + run.stderr
+    assert f"fetching {url} for commit {new_sha}" in run.stderr
+
+
+def test_unknown_pin_option_is_exit_2(workspace):
+    write_findings(workspace, CITE)
+    run = run_cli("check", "--pin", "--upload-pack=touch /tmp/x")
+    assert run.exit_code == 2
+    assert run.stderr.startswith("dshaudit: --pin '--upload-pack=touch /tmp/x': not a pin")

@@ -20,6 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+import click
 import git
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 from gitdb.exc import BadName, BadObject
@@ -59,9 +60,10 @@ def _is_url(spec: str) -> bool:
 class DshRepository:
     """A bare (or ordinary) clone of DSH, opened without relying on its config."""
 
-    def __init__(self, git_dir: Path, origin: str):
+    def __init__(self, git_dir: Path, origin: str, cached: bool = False):
         self.git_dir = git_dir
         self.origin = origin  # how the user named it, for messages
+        self.cached = cached  # our own clone in the cache: we may fetch into it
         try:
             self.repo = git.Repo(git_dir)
         except (InvalidGitRepositoryError, NoSuchPathError):
@@ -100,6 +102,7 @@ class DshRepository:
         target = user_cache_dir() / "repos" / f"{name}-{digest}.git"
         if not (target / "objects").is_dir():
             target.parent.mkdir(parents=True, exist_ok=True)
+            click.echo(f"dshaudit: cloning {url} into {target} (first use; later runs reuse it)", err=True)
             # Clone beside the target and rename, so an interrupted clone leaves
             # only a temporary folder, never a half-made cache entry.
             tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
@@ -112,17 +115,19 @@ class DshRepository:
                 raise RepoError(f"{url}: cannot clone: {_git_reason(exc)}") from None
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-        return cls(target, url)
+        return cls(target, url, cached=True)
 
-    def fetch_missing(self, shas: list[str]) -> None:
-        """Fetch commits that a cached clone does not have yet (new upstream pins)."""
-        missing = [s for s in shas if not self.has_commit(s)]
-        if not missing:
-            return
+    def fetch_missing(self, sha: str) -> None:
+        """Bring a cached clone up to date when a pin names a commit it lacks."""
+        click.echo(f"dshaudit: fetching {self.origin} for commit {sha}", err=True)
         try:
             self.repo.git.fetch("origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+            if not self.has_commit(sha):
+                # Not on a branch or tag (a pull request's commit, say): ask for it by id.
+                self.repo.git.fetch("origin", sha)
         except GitCommandError as exc:
-            raise RepoError(f"{self.origin}: cannot fetch: {_git_reason(exc)}") from None
+            if not self.has_commit(sha):
+                raise RepoError(f"{self.origin}: cannot fetch commit {sha}: {_git_reason(exc)}") from None
 
     # -- reading -----------------------------------------------------------------
 
@@ -140,6 +145,8 @@ class DshRepository:
             raise InputError(f"{sha!r}: not a full 40-hex commit SHA")
         snap = self._snapshots.get(sha)
         if snap is None:
+            if not self.has_commit(sha) and self.cached:
+                self.fetch_missing(sha)
             if not self.has_commit(sha):
                 label = f"pin {pin_name} = {sha}" if pin_name else sha
                 raise RepoError(
@@ -152,9 +159,13 @@ class DshRepository:
 
 
 def _git_reason(exc: GitCommandError) -> str:
-    err = (exc.stderr or "").strip().splitlines()
-    lines = [ln.strip().removeprefix("stderr: ").strip("'") for ln in err if ln.strip()]
-    return lines[-1] if lines else f"git exited with {exc.status}"
+    """git's own first `fatal:`/`error:` line, which says what went wrong."""
+    text = str(exc.stderr or "").replace("stderr: '", "\n")
+    for line in text.splitlines():
+        line = line.strip().strip("'")
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return f"git exited with {exc.status}"
 
 
 class Snapshot:
