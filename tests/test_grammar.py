@@ -78,6 +78,8 @@ def test_anchors_after_inline_code_and_in_prose():
     assert c.anchors == ("this.fiber = new Fiber",)
     c = one("a/b.ts:3 -> `x` + `y` + `z` then prose `not an anchor`")
     assert c.anchors == ("x", "y", "z")
+    c = one("`a/b.ts:3`\n→ `arrow opens the next line`")
+    assert c.anchors == ("arrow opens the next line",)
     c = one("`a/b.ts:3` `no arrow, no anchor`")
     assert c.anchors == ()
     c = one("`a/b.ts:3` → `` a `tick` inside ``")

@@ -37,7 +37,7 @@ CITATION_RE = re.compile(
 )
 
 # After a citation (and the backtick closing its code span, if any).
-_ARROW_RE = re.compile(r"[ \t]*(?:→|->)[ \t]*\n?[ \t]*")
+_ARROW_RE = re.compile(r"[ \t]*\n?[ \t]*(?:→|->)[ \t]*\n?[ \t]*")
 _CODE_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _PLUS_RE = re.compile(r"[ \t]*\+[ \t]*\n?[ \t]*")
 
