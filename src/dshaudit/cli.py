@@ -167,6 +167,63 @@ def show(citation, repo, pin, context_lines, config_path):
     click.echo(_numbered(text.lines, ranges, context_lines), nl=False)
 
 
+@main.command()
+@click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
+@click.option("--pin", metavar="PIN", help="Pin to measure at (default: the config's default_pin).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file.")
+@click.argument("ids", nargs=-1)
+@handle_errors
+def facts(repo, pin, fmt, config_path, ids):
+    """Measure structural facts of DSH at a pin, from its syntax trees.
+
+    Prints every fact (or only IDS) with its value, the counting rule that
+    produced it, and the evidence (`path:lines`). A fact whose evidence holds
+    code tree-sitter cannot parse is `cannot_evaluate`, never a silent
+    undercount. Findings state expected values as claims:
+    `claim: core.context-builtin-services.count == 5`.
+    """
+    from .facts import FactBook, registry
+    from .formats.json import dumps, fact_dict
+
+    config = _config(config_path)
+    the_pin = _resolve_pin(config, pin)
+    unknown = [i for i in ids if i not in registry()]
+    if unknown:
+        raise InputError(f"unknown fact {unknown[0]!r}; known: {', '.join(sorted(registry()))}")
+    book = FactBook(_repository_factory(repo, config))
+    measured = [book.get(i, the_pin) for i in (sorted(ids) or sorted(registry()))]
+    if fmt == "json":
+        click.echo(dumps({"pin": the_pin.name, "sha": the_pin.sha, "facts": [fact_dict(f) for f in measured]}), nl=False)
+        return
+    from .claims import show as show_value
+
+    for f in measured:
+        click.echo(terminal_safe(f"{f.id} @ {f.pin.name}: {f.status}"))
+        if f.status.value == "ok":
+            click.echo(terminal_safe(f"  value: {show_value(f.value)}"))
+            for k, v in f.fields.items():
+                text = show_value(v)
+                click.echo(terminal_safe(f"  .{k}: {text if len(text) < 200 else text[:197] + '...'}"))
+        else:
+            click.echo(terminal_safe(f"  {f.message}"))
+        click.echo(terminal_safe(f"  rule: {f.definition}"))
+        ev = [str(e) for e in f.evidence]
+        if ev:
+            more = f" (+{len(ev) - 5} more)" if len(ev) > 5 else ""
+            click.echo(terminal_safe(f"  evidence: {', '.join(ev[:5])}{more}"))
+
+
+def _resolve_pin(config: Config, ref: str | None):
+    ref = ref or config.default_pin
+    if not ref:
+        raise InputError("no pin: pass --pin or set default_pin in dshaudit.toml")
+    pin = config.resolve_pin(ref)
+    if pin is None:
+        raise InputError(f"pin {ref!r} is not in dshaudit.toml ({config.describe_pins()}) nor a full SHA")
+    return pin
+
+
 def _numbered(lines: list[str], ranges: tuple[LineRange, ...], context: int) -> str:
     cited = set()
     shown = set()

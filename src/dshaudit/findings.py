@@ -18,7 +18,8 @@ from markdown_it import MarkdownIt
 
 from .errors import InputError
 from .grammar import find_citations
-from .model import Citation, SourceLocation
+from .claims import claims_in_text
+from .model import Citation, Claim, SourceLocation
 
 MAX_FINDINGS_BYTES = 20 * 1024 * 1024
 
@@ -32,6 +33,7 @@ class FindingsFile:
     front_matter: dict
     citations: tuple[Citation, ...]
     pin: str | None = field(default=None)
+    claims: tuple[Claim, ...] = ()
 
 
 def split_front_matter(text: str, where: str) -> tuple[dict, int]:
@@ -92,6 +94,12 @@ def _offset_to_line_col(starts: list[int], offset: int) -> tuple[int, int]:
         else:
             hi = mid - 1
     return lo, offset - starts[lo]
+
+
+def claims_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> list[Claim]:
+    lines = text.split("\n")
+    chunks, _ = _prose_chunks(text, skip_lines)
+    return [c for a, b in chunks for c in claims_in_text("\n".join(lines[a:b]), a, display_path)]
 
 
 def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> list[Citation]:
@@ -174,6 +182,7 @@ def load_findings_file(path: Path) -> FindingsFile:
         front_matter=front,
         citations=tuple(citations_in_markdown(text, shown, skip)),
         pin=pin,
+        claims=tuple(claims_in_markdown(text, shown, skip)),
     )
 
 

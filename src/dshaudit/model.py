@@ -105,14 +105,98 @@ class Verdict:
         return self.status is Status.OK
 
 
+
+
+# -- facts and claims ------------------------------------------------------------
+
+
+@dataclass(frozen=True, order=True)
+class Evidence:
+    """A place in DSH that a measured fact rests on."""
+
+    path: str
+    lines: LineRange
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.lines}"
+
+
+class FactStatus(str, Enum):
+    OK = "ok"
+    CANNOT_EVALUATE = "cannot_evaluate"  # a parse error or a missing file stands in the evidence region
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One named structural fact, measured at one pin."""
+
+    id: str
+    definition: str  # the counting rule, in words
+    pin: Pin
+    status: FactStatus
+    value: object  # JSON-able: the fact's primary value
+    fields: dict  # named derived values, addressable as `id.field` in claims
+    evidence: tuple[Evidence, ...]
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """`claim: FACT[.FIELD] OP VALUE` (must hold) or `prior: ...` (the prior audit's word, reported)."""
+
+    kind: str  # "claim" or "prior"
+    text: str  # the expression as written
+    ref: str  # FACT[.FIELD]
+    op: str
+    expected: object
+    source: SourceLocation
+    problem: str | None = None  # why the expression cannot be read, if it can't
+
+
+class ClaimStatus(str, Enum):
+    CONFIRMED = "confirmed"
+    CONTRADICTED = "contradicted"
+    UNKNOWN_FACT = "unknown_fact"
+    CANNOT_EVALUATE = "cannot_evaluate"
+    INVALID_CLAIM = "invalid_claim"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    claim: Claim
+    pin: Pin | None
+    status: ClaimStatus
+    measured: object
+    message: str
+    fact: Fact | None = None
+
+    @property
+    def ok(self) -> bool:
+        # A prior audit's claim is reported, not enforced: settling it either way is the point.
+        if self.claim.kind == "prior":
+            return self.status in (ClaimStatus.CONFIRMED, ClaimStatus.CONTRADICTED)
+        return self.status is ClaimStatus.CONFIRMED
+
+
 @dataclass(frozen=True)
 class CheckResult:
     verdicts: tuple[Verdict, ...]
+    claims: tuple[ClaimVerdict, ...] = ()
 
     @property
     def failed(self) -> tuple[Verdict, ...]:
         return tuple(v for v in self.verdicts if not v.ok)
 
     @property
+    def failed_claims(self) -> tuple[ClaimVerdict, ...]:
+        return tuple(c for c in self.claims if not c.ok)
+
+    @property
     def ok(self) -> bool:
-        return not self.failed
+        return not self.failed and not self.failed_claims

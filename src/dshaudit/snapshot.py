@@ -176,6 +176,8 @@ class Snapshot:
         self.sha = sha
         self.tree = repository.repo.commit(sha).tree
         self._paths: list[str] | None = None
+        self._blob_ids: dict[str, str] | None = None
+        self._grep: dict[str, list[str]] = {}
         self._by_name: dict[str, list[str]] | None = None
         self._by_dir: dict[str, list[str]] = {}
 
@@ -201,6 +203,52 @@ class Snapshot:
             out = self.repository.repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", self.sha)
             self._paths = sorted(p for p in out.split("\0") if p)
         return self._paths
+
+    def blob_ids(self) -> dict[str, str]:
+        """Regular files (no symlinks, no submodules) and their blob ids, by path, sorted."""
+        if self._blob_ids is None:
+            out = self.repository.repo.git.ls_tree("-r", "-z", "--full-tree", self.sha)
+            ids = {}
+            for record in out.split("\0"):
+                if not record:
+                    continue
+                meta, _, path = record.partition("\t")
+                mode, kind, blob = meta.split(" ")
+                if kind == "blob" and mode != "120000":
+                    ids[path] = blob
+            self._blob_ids = dict(sorted(ids.items()))
+        return self._blob_ids
+
+    def grep_lines(self, pattern: str, word: bool = False, ignore_case: bool = False) -> list[tuple[str, int, str]]:
+        """(path, line, text) for each line matching an extended regex, text files only."""
+        args = ["-n", "-z", "-I", "-E"] + (["-w"] if word else []) + (["-i"] if ignore_case else [])
+        try:
+            out = self.repository.repo.git.grep(*args, "-e", pattern, self.sha, strip_newline_in_stdout=False)
+        except GitCommandError as exc:
+            if exc.status != 1:
+                raise
+            return []
+        hits = []
+        prefix = self.sha + ":"
+        for record in out.split("\n"):
+            if not record:
+                continue
+            path, line, text = record.split("\0", 2)
+            hits.append((path.removeprefix(prefix), int(line), text))
+        return hits
+
+    def grep_files(self, needle: str) -> list[str]:
+        """Paths whose content holds `needle` as a fixed string: one `git grep`."""
+        if needle not in self._grep:
+            try:
+                out = self.repository.repo.git.grep("-l", "-z", "-F", "-I", "-e", needle, self.sha)
+            except GitCommandError as exc:
+                if exc.status != 1:  # 1 means no match
+                    raise
+                out = ""
+            prefix = self.sha + ":"
+            self._grep[needle] = sorted(p.removeprefix(prefix) for p in out.split("\0") if p)
+        return self._grep[needle]
 
     def closest_paths(self, path: str, n: int = 1) -> list[str]:
         """Existing paths most like `path`, for a hint on a missing file.

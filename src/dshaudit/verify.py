@@ -203,8 +203,12 @@ def check(
     repository_factory,
     pin_override: str | None = None,
 ) -> CheckResult:
-    """Verify every citation of every file. The repository is opened only when
-    some citation needs it, so findings with only malformed citations need no clone."""
+    """Verify every citation and evaluate every claim of every file. The
+    repository is opened only when something needs it, so findings with only
+    malformed citations need no clone."""
+    from .claims import evaluate, split_ref
+    from .facts import FactBook, registry
+
     if pin_override is not None and config.resolve_pin(pin_override) is None:
         raise InputError(f"--pin {pin_override!r}: not a pin in dshaudit.toml ({config.describe_pins()}) nor a full SHA")
     for f in files:
@@ -214,13 +218,30 @@ def check(
                 f"({config.describe_pins()}) nor a full SHA"
             )
     verifier = Verifier(config, None)
+
+    def repository():
+        if verifier.repository is None:
+            verifier.repository = repository_factory()
+        return verifier.repository
+
     verdicts = []
     for f in files:
         for c in f.citations:
             pin = verifier.pin_for(c, f.pin, pin_override)
-            needs_repo = pin is not None and not c.problem and path_problem(c.path) is None
-            if needs_repo and verifier.repository is None:
-                verifier.repository = repository_factory()
+            if pin is not None and not c.problem and path_problem(c.path) is None:
+                repository()
             verdicts.append(verifier.verify(c, pin, c.pin_ref or pin_override or f.pin))
     verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
-    return CheckResult(tuple(verdicts))
+
+    known = set(registry())
+    book = FactBook(repository)
+    claim_verdicts = []
+    for f in files:
+        ref = pin_override or f.pin
+        pin = config.resolve_pin(ref) if ref else None
+        for claim in f.claims:
+            fact_id, _ = split_ref(claim.ref, known)
+            fact = book.get(fact_id, pin) if fact_id and pin and not claim.problem else None
+            claim_verdicts.append(evaluate(claim, pin, fact, known))
+    claim_verdicts.sort(key=lambda v: (v.claim.source.file, v.claim.source.line, v.claim.source.column))
+    return CheckResult(tuple(verdicts), tuple(claim_verdicts))

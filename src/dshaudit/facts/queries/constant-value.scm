@@ -1,0 +1,2 @@
+; `const NAME = <value>`; the reducer keeps the constants it names.
+(variable_declarator name: (identifier) @key value: (_) @value) @declaration

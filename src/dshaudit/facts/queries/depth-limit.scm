@@ -1,0 +1,13 @@
+; A provider class's advertised capabilities: `capabilities: SubagentCapabilities = ...`.
+((class_declaration
+   name: (type_identifier) @provider
+   body: (class_body
+     (public_field_definition name: (property_identifier) @field value: (_) @value) @declaration))
+ (#eq? @field "capabilities"))
+
+; A shared capabilities constant: `const NAME: SubagentCapabilities = ...`.
+((variable_declarator
+   name: (identifier) @constant
+   type: (type_annotation (type_identifier) @type)
+   value: (_) @constant_value) @constant_declaration
+ (#eq? @type "SubagentCapabilities"))

@@ -1,0 +1,5 @@
+; A message source built with `form: 'snapshot'` (object literals only: type
+; declarations are property signatures, not pairs, so they do not match).
+((pair key: (property_identifier) @key value: (string (string_fragment) @form)) @pair
+ (#eq? @key "form")
+ (#eq? @form "snapshot"))
