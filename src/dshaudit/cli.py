@@ -71,7 +71,15 @@ def _config(path: str | None) -> Config:
 
 
 def _repository_factory(repo: str | None, config: Config):
-    return lambda: DshRepository.open(repo, config.upstream_url)
+    """Open the clone on first need, once per run."""
+    opened: list[DshRepository] = []
+
+    def factory() -> DshRepository:
+        if not opened:
+            opened.append(DshRepository.open(repo, config.upstream_url))
+        return opened[0]
+
+    return factory
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -111,12 +119,7 @@ def check(paths, repo, pin, fmt, config_path):
     from .verify import check as run_check
 
     config = _config(config_path)
-    if not paths:
-        default = config.root / "findings"
-        if not default.is_dir():
-            raise InputError(f"no PATHS given and no findings/ folder at {config.root}")
-        paths = (default,)
-    files = [load_findings_file(p) for p in collect_markdown(list(paths))]
+    files = _load_findings(config, paths)
     result = run_check(files, config, _repository_factory(repo, config), pin)
     click.echo(render(fmt, result, RenderContext(config.web_url)), nl=False)
     sys.exit(errors.EXIT_OK if result.ok else errors.EXIT_FAILED)
@@ -212,6 +215,64 @@ def facts(repo, pin, fmt, config_path, ids):
         if ev:
             more = f" (+{len(ev) - 5} more)" if len(ev) > 5 else ""
             click.echo(terminal_safe(f"  evidence: {', '.join(ev[:5])}{more}"))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
+@click.option("--pin", "pins", metavar="PIN", multiple=True, help="Report at this pin (repeatable: the first is the main one, later ones add a status column each). Default: each file's own pin.")
+@click.option("--format", "fmt", type=click.Choice(["html", "markdown", "json"]), default="html", show_default=True, help="Output format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write here (atomically) instead of stdout.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file.")
+@handle_errors
+def report(paths, repo, pins, fmt, output, config_path):
+    """Render the claims-versus-code report for PATHS (default: findings/).
+
+    For each finding: every claim with the claimed and measured value and the
+    evidence, every citation with its status, the cited lines and a permalink
+    at the SHA; then every measured fact with its counting rule. HTML is one
+    self-contained file (no external assets); Markdown reads on GitHub.
+    The exit code is that of `check` on the first pin, so a report can gate CI.
+    """
+    from .facts import FactBook
+    from .report import PinRun, build_report, render_report, write_atomically
+    from .verify import check as run_check
+
+    config = _config(config_path)
+    files = _load_findings(config, paths)
+    factory = _repository_factory(repo, config)
+    book = FactBook(factory)
+    runs = []
+    for ref in pins or (None,):
+        pin = _resolve_pin(config, ref) if ref else None
+        result = run_check(files, config, factory, ref)
+        fact_pin = pin or _resolve_pin(config, next((f.pin for f in files if f.pin), None))
+        runs.append(PinRun(pin, result, book.all(fact_pin)))
+    texts: dict = {}
+
+    def reader(pin, path):
+        key = (pin.sha, path)
+        if key not in texts:
+            snap = factory().snapshot(pin.sha, pin.name)
+            entry = snap.entry(path)
+            texts[key] = FileText.from_bytes(snap.read(entry.blob_sha)) if entry and entry.kind == "blob" else None
+        return texts[key]
+
+    text = render_report(build_report(config, files, runs, reader), fmt)
+    if output:
+        write_atomically(output, text)
+    else:
+        click.echo(text, nl=False)
+    sys.exit(errors.EXIT_OK if runs[0].result.ok else errors.EXIT_FAILED)
+
+
+def _load_findings(config: Config, paths) -> list:
+    if not paths:
+        default = config.root / "findings"
+        if not default.is_dir():
+            raise InputError(f"no PATHS given and no findings/ folder at {config.root}")
+        paths = (default,)
+    return [load_findings_file(p) for p in collect_markdown(list(paths))]
 
 
 def _resolve_pin(config: Config, ref: str | None):

@@ -1,0 +1,1 @@
+"""Jinja2 templates of the report (installed as dshaudit.templates)."""

@@ -1,0 +1,94 @@
+"""`dshaudit report`: the same verdicts as `check`, laid out for people, with
+everything from DSH and from findings escaped."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import run_cli, write_findings
+
+HOSTILE = (
+    "# A finding <script>alert(1)</script> {{ 7*7 }} {% raw %}\n\n"
+    "Cited `vendor/cordis/src/context.ts:14-15` → `this.fiber` and a table | cell.\n"
+    "Broken `vendor/cordis/src/context.ts:16` → `this.gone`.\n"
+    "`claim: core.context-builtin-services.count == 5`\n"
+    "`claim: core.context-builtin-services == {fiber, reflect, registry, events, logger}`\n"
+    "`prior: core.context-builtin-services.count == 4`\n"
+)
+
+
+def test_html_is_self_contained_escaped_and_complete(workspace, fixture_repo):
+    write_findings(workspace, HOSTILE)
+    run = run_cli("report", "--format", "html", "--output", "out.html")
+    assert run.exit_code == 1  # one citation fails, as in `check`
+    page = (workspace / "out.html").read_text()
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "{{ 7*7 }}" in page and "{% raw %}" in page  # data is never evaluated as a template
+    assert not re.search(r"<(link|script|img|iframe)\b", page), "the page must not load anything"
+    assert 'href="http' not in page.split("<main>")[0].replace('href="https://github.com', "")
+    sha = fixture_repo.shas["v1"]
+    assert f'href="https://example.invalid/dsh/blob/{sha}/vendor/cordis/src/context.ts#L14-L15"' in page
+    assert "this.fiber = new Fiber(self" in page  # the cited lines are shown
+    assert "content_mismatch" in page and "`this.gone` is not on line 16; not found anywhere in the file" in page
+    for section in ("Claims", "Citations", "Measured facts", "Contents"):
+        assert section in page
+    assert page.count('class="status confirmed"') == 2
+    assert "prior audit" in page and 'class="status contradicted"' in page
+
+
+def test_markdown_tables_survive_hostile_text(workspace, fixture_repo):
+    write_findings(workspace, HOSTILE)
+    run = run_cli("report", "--format", "markdown")
+    assert run.exit_code == 1
+    md = run.stdout
+    assert "<script>" not in md
+    assert "## A finding &lt;script&gt;alert(1)&lt;/script&gt; {{ 7\\*7 }} {% raw %}" in md
+    # Every row of a table has as many cells as its header: no `|` from data broke one.
+    width = None
+    for line in md.splitlines():
+        if not line.startswith("|"):
+            width = None
+            continue
+        cells = len(re.split(r"(?<!\\)\|", line)) - 2
+        width = width or cells
+        assert cells == width, line
+    sha = fixture_repo.shas["v1"]
+    assert (
+        "| confirmed | `core.context-builtin-services.count` (line 8) | `== 5` | `5` | "
+        f"[vendor/cordis/src/context.ts:14-18](https://example.invalid/dsh/blob/{sha}/vendor/cordis/src/context.ts#L14-L18) |"
+    ) in md
+    assert "| contradicted (prior audit) | `core.context-builtin-services.count` (line 10) | `== 4` | `5` |" in md
+
+
+def test_json_report_is_byte_identical_and_matches_check(workspace):
+    write_findings(workspace, HOSTILE)
+    first = run_cli("report", "--format", "json").stdout
+    assert first == run_cli("report", "--format", "json").stdout
+    doc = json.loads(first)
+    check = run_cli("check", "--format", "json").json
+    assert doc["summary"]["citations"] == check["summary"]["total"]
+    assert doc["summary"]["citations_ok"] == check["summary"]["ok"]
+    statuses = [c["status"] for f in doc["findings"] for c in f["citations"]]
+    assert statuses == [c["status"] for c in check["citations"]]
+    assert [c["status"] for f in doc["findings"] for c in f["claims"]] == [c["status"] for c in check["claims"]]
+    fact = next(f for f in doc["facts"] if f["id"] == "core.context-builtin-services")
+    assert fact["value"] == "[fiber, reflect, registry, events, logger]"
+    assert [e["text"] for e in fact["evidence"]] == ["vendor/cordis/src/context.ts:14-18"]
+
+
+def test_several_pins_add_a_status_per_pin(workspace):
+    write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n")
+    doc = json.loads(run_cli("report", "--format", "json", "--pin", "v1", "--pin", "v2").stdout)
+    assert [p["name"] for p in doc["pins"]] == ["v1", "v2"]
+    cit = doc["findings"][0]["citations"][0]
+    assert cit["status"] == "ok"
+    assert cit["at_pins"] == [{"pin": "v2", "status": "content_mismatch"}]
+
+
+def test_output_to_unwritable_place_is_one_line_and_leaves_nothing(workspace):
+    write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n")
+    run = run_cli("report", "--output", "no/such/folder/out.html")
+    assert run.exit_code == 2
+    assert run.stderr.startswith("dshaudit: no/such/folder/out.html: cannot write")
+    assert not (workspace / "no").exists()
