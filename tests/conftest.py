@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from fixture_facts import build_facts_repo  # noqa: E402
 from fixture_repo import build_fixture_repo, write_config  # noqa: E402
 
 from dshaudit.cli import main  # noqa: E402
@@ -21,6 +22,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="session")
 def fixture_repo(tmp_path_factory):
     return build_fixture_repo(tmp_path_factory.mktemp("fixture"))
+
+
+@pytest.fixture(scope="session")
+def facts_repo(tmp_path_factory):
+    """The DSH-shaped repository of tests/fixture_facts.py (tags v1..v4), built once."""
+    return build_facts_repo(tmp_path_factory.mktemp("facts"))
 
 
 @dataclass

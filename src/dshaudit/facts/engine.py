@@ -196,8 +196,19 @@ class FactContext:
             stack.extend(c for c in node.children if c.has_error or c.is_error or c.is_missing)
 
 
+_WRAPPERS = frozenset({"as_expression", "satisfies_expression", "non_null_expression", "parenthesized_expression"})
+
+
+def unwrap(node: tree_sitter.Node) -> tree_sitter.Node:
+    """`x as const`, `x satisfies T`, `x!`, `(x)`: the x they wrap."""
+    while node.type in _WRAPPERS and node.named_child_count >= 1:
+        node = node.named_children[0]
+    return node
+
+
 def js_literal(node: tree_sitter.Node) -> object:
     """The value of a literal node: number, string, boolean, null; else its source text."""
+    node = unwrap(node)
     text = node.text.decode("utf-8", "replace")
     if node.type == "number":
         clean = text.replace("_", "")
@@ -218,6 +229,4 @@ def js_literal(node: tree_sitter.Node) -> object:
         a, b = js_literal(left), js_literal(right)
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and op in "+-*":
             return {"+": a + b, "-": a - b, "*": a * b}[op]
-    if node.type == "parenthesized_expression" and node.named_child_count == 1:
-        return js_literal(node.named_children[0])
     return text

@@ -15,7 +15,18 @@ import tree_sitter
 import yaml
 
 from ..model import Evidence, LineRange
-from .engine import CannotEvaluate, FactContext, Match, Measurement, evidence_of, glob_regex, is_test_path, js_literal, package_of
+from .engine import (
+    CannotEvaluate,
+    FactContext,
+    Match,
+    Measurement,
+    evidence_of,
+    glob_regex,
+    is_test_path,
+    js_literal,
+    package_of,
+    unwrap,
+)
 
 REDUCERS = {}
 
@@ -105,13 +116,14 @@ def static_loader_plugins(ctx: FactContext, spec, matches: list[Match]) -> Measu
 
 
 def _surface_kind(node: tree_sitter.Node) -> str:
+    node = unwrap(node)
     value = js_literal(node)
     if node.type == "string":
         return str(value)
     if node.type == "object":
         for pair in node.named_children:
             if pair.type == "pair" and pair.child_by_field_name("key").text.decode() in ("op", "'op'"):
-                inner = pair.child_by_field_name("value")
+                inner = unwrap(pair.child_by_field_name("value"))
                 if inner.type == "string":
                     return str(js_literal(inner))
     return "computed"
@@ -190,7 +202,14 @@ def depth_limit(ctx: FactContext, spec, matches: list[Match]) -> Measurement:
                 "their depthLimit cannot be read from the syntax tree",
                 (evidence_of(m.path, value_node),),
             )
-        providers[PurePosixPath(package).name] = {
+        key = PurePosixPath(package).name
+        if key in providers:
+            raise CannotEvaluate(
+                f"{package} declares two providers ({providers[key]['class']}, {m.text('provider')}); "
+                "the rule counts one per package",
+                (evidence_of(m.path, m.node("declaration")),),
+            )
+        providers[key] = {
             "class": m.text("provider"),
             "depthLimit": limit,
             "declared": declared,
@@ -291,6 +310,8 @@ def retired_header_fields(ctx: FactContext, spec, matches: list[Match]) -> Measu
             fn = call.child_by_field_name("function")
             if fn is None or fn.text.decode().replace(" ", "") != "Object.hasOwn":
                 continue
+            if call.parent is not None and call.parent.type == "unary_expression" and call.parent.child(0).type == "!":
+                continue  # `!Object.hasOwn(x, 'f')` throws when f is missing: a required field, not a retired one
             args = [a for a in call.child_by_field_name("arguments").named_children]
             if len(args) == 2 and args[1].type == "string":
                 found.add(str(js_literal(args[1])))

@@ -9,6 +9,6 @@
          (expression_statement
            (assignment_expression
              left: (member_expression object: (this) property: (property_identifier) @service)
-             right: (new_expression constructor: (identifier) @impl)) @assignment)))))
+             right: (new_expression constructor: [(identifier) (member_expression)] @impl)) @assignment)))))
  (#eq? @class "Context")
  (#eq? @ctor "constructor"))

@@ -2,8 +2,12 @@
 ((class_declaration
    name: (type_identifier) @provider
    body: (class_body
-     (public_field_definition name: (property_identifier) @field value: (_) @value) @declaration))
- (#eq? @field "capabilities"))
+     (public_field_definition
+       name: (property_identifier) @field
+       type: (type_annotation (type_identifier) @field_type)
+       value: (_) @value) @declaration))
+ (#eq? @field "capabilities")
+ (#eq? @field_type "SubagentCapabilities"))
 
 ; A shared capabilities constant: `const NAME: SubagentCapabilities = ...`.
 ((variable_declarator

@@ -12,6 +12,10 @@
 
 ; `ctx.loader.builtins.name = <expression using X>`: a plugin installed as a loader builtin.
 ((assignment_expression
-   left: (member_expression object: (member_expression property: (property_identifier) @builtins))
+   left: (member_expression
+     object: (member_expression
+       object: (member_expression property: (property_identifier) @loader)
+       property: (property_identifier) @builtins))
    right: (_) @mounted_expr) @mount
+ (#eq? @loader "loader")
  (#eq? @builtins "builtins"))

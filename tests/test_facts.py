@@ -1,0 +1,782 @@
+"""The fact detectors on the DSH-shaped fixture of tests/fixture_facts.py.
+
+One test (at least) per detector in src/dshaudit/facts/registry.toml, each
+stating the exact value, its key fields and evidence `path:line`, with the
+decoys next to what is counted. Then: parse errors, `dshaudit facts --format
+json`, and claims through `dshaudit check`.
+
+Expected values are written by hand from the fixture's files; `at()` only
+turns "the line holding this text" into `path:line` so evidence does not rest
+on magic numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pytest
+from conftest import REPO_ROOT, run_cli, write_findings
+from fixture_facts import at, line_of, tree_at
+from fixture_repo import write_config
+
+from dshaudit.facts import measure, registry
+from dshaudit.model import FactStatus, Pin
+from dshaudit.snapshot import DshRepository
+from dshaudit.symbols import parse
+
+REGISTRY_TOML = REPO_ROOT / "src" / "dshaudit" / "facts" / "registry.toml"
+
+COVERED: set[str] = set()
+
+
+def covers(*fact_ids: str):
+    """Mark a test as the test of these detectors (see test_every_detector_has_a_test)."""
+
+    def mark(fn):
+        COVERED.update(fact_ids)
+        return fn
+
+    return mark
+
+
+@pytest.fixture(scope="session")
+def facts(facts_repo):
+    """facts(id, tag) -> Fact, measuring every detector once per tag."""
+    repository = DshRepository.open(str(facts_repo.path), "https://example.invalid/dsh")
+    by_tag: dict[str, dict] = {}
+
+    def get(fact_id: str, tag: str = "v1"):
+        if tag not in by_tag:
+            pin = Pin(tag, facts_repo.shas[tag])
+            by_tag[tag] = {f.id: f for f in measure(repository.snapshot(pin.sha, tag), pin)}
+        return by_tag[tag][fact_id]
+
+    return get
+
+
+def ok(fact):
+    assert fact.status is FactStatus.OK, f"{fact.id}: {fact.status}: {fact.message}"
+    return fact
+
+
+def evidence(fact) -> list[str]:
+    return [str(e) for e in fact.evidence]
+
+
+def span(path: str, first: str, last: str, tag: str = "v1") -> str:
+    return f"{path}:{line_of(path, first, tag)}-{line_of(path, last, tag)}"
+
+
+def error_lines(path: str, tag: str) -> list[int]:
+    """Lines where tree-sitter-typescript puts an ERROR or MISSING node."""
+    tree = parse(path, tree_at(tag)[path].encode())
+    out, stack = [], [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            out.append(node.start_point[0] + 1)
+        stack.extend(node.children)
+    return sorted(out)
+
+
+# -- core, boot --------------------------------------------------------------------
+
+CONTEXT = "vendor/cordis/src/context.ts"
+
+
+@covers("core.context-builtin-services")
+def test_context_builtin_services(facts):
+    f = ok(facts("core.context-builtin-services"))
+    # `this.root = self` and `this.config = config` are not `new`; `this.cache = new Map()`
+    # is in a method, `this.x = new Fiber(...)` in another class's constructor.
+    assert f.value == ["fiber", "reflect", "registry", "events", "logger"]
+    assert f.fields == {"count": 5, "names": ["events", "fiber", "logger", "reflect", "registry"]}
+    assert evidence(f) == [
+        at(CONTEXT, "this.fiber = new Fiber"),
+        at(CONTEXT, "this.reflect = new"),
+        at(CONTEXT, "this.registry = new"),
+        at(CONTEXT, "this.events = new"),
+        at(CONTEXT, "this.logger = new"),
+    ]
+    assert evidence(f)[0] == "vendor/cordis/src/context.ts:18"
+
+
+def test_context_builtin_services_namespaced_impl(facts):
+    """v4 adds `this.timer = new timers.TimerService(self)`: still `this.<name> = new <Impl>(...)`."""
+    f = ok(facts("core.context-builtin-services", "v4"))
+    assert f.value == ["fiber", "reflect", "registry", "events", "logger", "timer"]
+    assert at(CONTEXT, "this.timer = new timers.TimerService", "v4") in evidence(f)
+
+
+BOOT = "packages/boot/app-boot/src/index.ts"
+
+
+@covers("boot.static-loader-plugins")
+def test_static_loader_plugins(facts):
+    f = ok(facts("boot.static-loader-plugins"))
+    # Hmr is imported but only assigned to `ctx.loader.disabled`, Logger is mounted but
+    # is no cordis-plugin-*, the timer import is type-only (no default binding).
+    assert f.value == ["Include", "Loader"]
+    assert f.fields == {"count": 2, "imported": ["Hmr", "Include", "Loader"], "mount_sites": 2}
+    assert evidence(f) == [
+        at(BOOT, "import Loader"),
+        at(BOOT, "import Include"),
+        span(BOOT, "ctx.loader.builtins.include", "class extends Include"),
+        at(BOOT, "ctx.plugin(Loader"),
+    ]
+    assert "packages/boot/app-boot/src/index.ts:16-18" in evidence(f)
+
+
+def test_static_loader_plugins_at_v2(facts):
+    f = ok(facts("boot.static-loader-plugins", "v2"))
+    assert f.value == ["Group", "Include", "Loader"]
+    assert f.fields == {"count": 3, "imported": ["Group", "Hmr", "Include", "Loader"], "mount_sites": 3}
+    assert at(BOOT, "ctx.loader.builtins.group = Group", "v2") in evidence(f)
+    assert at(BOOT, "import Group", "v2") in evidence(f)
+
+
+# -- session -------------------------------------------------------------------------
+
+
+@covers("session.surface-op-kinds")
+def test_surface_op_kinds(facts):
+    f = ok(facts("session.surface-op-kinds"))
+    # Not counted: `surfaceOp: SurfaceOp` in interfaces, 'remove' in loop.spec.ts,
+    # 'prepend' in compaction/tests/, 'replace-all' in apps/ (outside packages/).
+    assert f.value == {
+        "packages/client/connection": ["append", "computed"],
+        "packages/client/ui": ["append"],
+        "packages/context/tmux-context": ["replace"],
+        "packages/core/agent-loop": ["append"],
+    }
+    assert f.fields == {
+        "agent_loop": ["append"],
+        "replace_packages": ["packages/context/tmux-context"],
+        "kinds": ["append", "computed", "replace"],
+        "sites": 5,
+    }
+    assert evidence(f) == [
+        at("packages/client/connection/src/fixture.ts", "surfaceOp: 'append'"),
+        at("packages/client/connection/src/fixture.ts", "surfaceOp: pickOp"),
+        at("packages/client/ui/src/Replay.tsx", "surfaceOp: 'append'"),
+        at("packages/context/tmux-context/src/index.ts", "surfaceOp: { op: 'replace'"),
+        at("packages/core/agent-loop/src/loop.ts", "surfaceOp: 'append'"),
+    ]
+    assert "packages/core/agent-loop/src/loop.ts:10" in evidence(f)
+
+
+def test_surface_op_const_assertion_is_the_string(facts):
+    """v4: `surfaceOp: 'append' as const` (as DSH's tests write it) is the string 'append'."""
+    f = ok(facts("session.surface-op-kinds", "v4"))
+    assert f.value["packages/core/agent-loop"] == ["append"]
+    assert f.fields["agent_loop"] == ["append"]
+    assert at("packages/core/agent-loop/src/loop.ts", "'append' as const", "v4") in evidence(f)
+
+
+def test_surface_op_in_a_file_git_calls_binary_is_not_dropped(facts):
+    """v4: a source file with a raw NUL byte holds `surfaceOp: 'append'`: count it or refuse, never skip it."""
+    f = facts("session.surface-op-kinds", "v4")
+    if f.status is FactStatus.OK:
+        assert f.value.get("packages/client/runtime") == ["append"], "packages/client/runtime/src/provenance.ts:2 was dropped"
+    else:
+        assert "packages/client/runtime/src/provenance.ts" in f.message
+
+
+KNOWN = "packages/core/session/src/known-event-types.ts"
+
+
+@covers("session.known-event-types")
+def test_known_event_types(facts):
+    f = ok(facts("session.known-event-types"))
+    # The spread `...PLUGIN_EVENT_TYPES` is no string member; RETIRED_SESSION_EVENT_TYPES is another set.
+    assert f.value == ["session/created", "user/message", "assistant/message"]
+    assert f.fields == {"count": 3, "names": ["assistant/message", "session/created", "user/message"]}
+    assert evidence(f) == [at(KNOWN, "'session/created'"), at(KNOWN, "'user/message'"), at(KNOWN, "'assistant/message'")]
+    assert evidence(f)[0] == "packages/core/session/src/known-event-types.ts:5"
+
+
+def test_known_event_types_at_v2(facts):
+    f = ok(facts("session.known-event-types", "v2"))
+    assert f.value == ["session/created", "user/message", "assistant/message", "compaction/end"]
+    assert f.fields["count"] == 4
+    assert evidence(f)[-1] == at(KNOWN, "'compaction/end'", "v2")
+
+
+JSONL = "packages/session/session-persistence-jsonl/src/format.ts"
+
+
+@covers("session.retired-header-fields")
+def test_retired_header_fields(facts):
+    f = ok(facts("session.retired-header-fields"))
+    # Not counted: 'title' (the block warns), 'legacyId' (returns), 'cwd' (a local
+    # hasOwn, not Object.hasOwn), 'fixtureOnly' (a .spec.ts file).
+    assert f.value == ["approvalPolicy", "sandboxMode"]
+    assert f.fields == {"count": 2}
+    assert evidence(f) == [span(JSONL, "Object.hasOwn(line, 'sandboxMode')", "  }")]
+    assert evidence(f) == ["packages/session/session-persistence-jsonl/src/format.ts:4-6"]
+
+
+def test_retired_header_fields_ignore_required_fields(facts):
+    """v4: `if (!Object.hasOwn(line, 'sessionId')) throw`: its ABSENCE throws; it is not retired."""
+    f = ok(facts("session.retired-header-fields", "v4"))
+    assert f.value == ["approvalPolicy", "sandboxMode"]
+    assert f.fields == {"count": 2}
+
+
+# -- context -------------------------------------------------------------------------
+
+TIME = "packages/context/time-context/src/index.ts"
+TMUX = "packages/context/tmux-context/src/index.ts"
+
+
+@covers("context.snapshot-producers")
+def test_snapshot_producers(facts):
+    f = ok(facts("context.snapshot-producers"))
+    # Not producers: the `readonly form: 'snapshot'` type, `source.form !== 'snapshot'`,
+    # `{ name: 'snapshot' }`, a parameter default, and the .spec.ts object literal.
+    # tmux-context returns early only on `pane.kind === 'reject'` and `pane.lines === 0`
+    # (literal operands): it does not deduplicate.
+    assert f.value == {
+        "packages/context/time-context": {
+            "sites": [at(TIME, "form: 'snapshot'")],
+            "deduplicates": True,
+            "surface_ops": [],
+        },
+        "packages/context/tmux-context": {
+            "sites": [at(TMUX, "form: 'snapshot'")],
+            "deduplicates": False,
+            "surface_ops": ["replace"],
+        },
+    }
+    assert f.fields == {
+        "count": 2,
+        "producers": ["time-context", "tmux-context"],
+        "deduplicating": ["time-context"],
+        "not_deduplicating": ["tmux-context"],
+        "setting_surface_op": ["tmux-context"],
+    }
+    assert evidence(f) == [at(TIME, "if (previous === text) return"), at(TIME, "form: 'snapshot'"), at(TMUX, "form: 'snapshot'")]
+    assert at(TMUX, "pane.kind === 'reject'") not in evidence(f)
+
+
+def test_snapshot_producer_with_const_assertion(facts):
+    """v4: `form: 'snapshot' as const` in an object literal builds a snapshot source too."""
+    f = ok(facts("context.snapshot-producers", "v4"))
+    assert f.fields["producers"] == ["cwd-context", "time-context", "tmux-context"]
+    assert f.value["packages/context/cwd-context"] == {
+        "sites": [at("packages/context/cwd-context/src/index.ts", "form: 'snapshot' as const", "v4")],
+        "deduplicates": False,
+        "surface_ops": [],
+    }
+
+
+# -- subagent ------------------------------------------------------------------------
+
+SUBAGENT_SRC = "packages/subagent"
+
+
+@covers("subagent.depth-limit")
+def test_depth_limit(facts):
+    f = ok(facts("subagent.depth-limit"))
+    # FakeForkProvider (src/index.spec.ts) and FakeProvider (tests/) are tests; the
+    # delegationDepth mention in packages/subagent/subagent is not the providers' package.
+    assert f.value == {
+        "subagent-acp": {"class": "AcpProvider", "depthLimit": False, "declared": "explicit", "mentions_delegation_depth": False},
+        "subagent-claude-code": {
+            "class": "ClaudeCodeProvider",
+            "depthLimit": False,
+            "declared": "inherited from NO_START_CAPABILITIES",
+            "mentions_delegation_depth": False,
+        },
+        "subagent-codex": {
+            "class": "CodexProvider",
+            "depthLimit": False,
+            "declared": "inherited from NO_START_CAPABILITIES",
+            "mentions_delegation_depth": False,
+        },
+        "subagent-fork": {"class": "ForkProvider", "depthLimit": True, "declared": "explicit", "mentions_delegation_depth": True},
+    }
+    assert f.fields == {
+        "out_of_process_default": False,
+        "enforcing": ["subagent-fork"],
+        "not_enforcing": ["subagent-acp", "subagent-claude-code", "subagent-codex"],
+        "inheriting_default": ["subagent-claude-code", "subagent-codex"],
+        "without_delegation_depth": ["subagent-acp", "subagent-claude-code", "subagent-codex"],
+        "count": 4,
+    }
+    oop = f"{SUBAGENT_SRC}/subagent/src/out-of-process.ts"
+    assert evidence(f) == [
+        at(f"{SUBAGENT_SRC}/subagent-acp/src/index.ts", "readonly capabilities"),
+        at(f"{SUBAGENT_SRC}/subagent-claude-code/src/index.ts", "readonly capabilities"),
+        at(f"{SUBAGENT_SRC}/subagent-codex/src/index.ts", "readonly capabilities"),
+        at(f"{SUBAGENT_SRC}/subagent-fork/src/index.ts", "readonly capabilities"),
+        span(oop, "NO_START_CAPABILITIES", "})"),
+    ]
+    assert "packages/subagent/subagent/src/out-of-process.ts:4-7" in evidence(f)
+
+
+def test_depth_limit_ignores_other_capabilities_fields(facts):
+    """v4: `class AcpClientSide { readonly capabilities = {...} }` is not a `capabilities:
+    SubagentCapabilities` declaration; it must neither count nor replace AcpProvider."""
+    f = ok(facts("subagent.depth-limit", "v4"))
+    assert f.value["subagent-acp"] == {
+        "class": "AcpProvider",
+        "depthLimit": False,
+        "declared": "explicit",
+        "mentions_delegation_depth": False,
+    }
+    assert f.fields["enforcing"] == ["subagent-fork"]
+    assert at(f"{SUBAGENT_SRC}/subagent-acp/src/index.ts", "class AcpClientSide", "v4") not in evidence(f)
+
+
+CLAUDE = "packages/subagent/subagent-claude-code/src"
+
+
+@covers("subagent.claude-code.persist-session")
+def test_persist_session(facts):
+    f = ok(facts("subagent.claude-code.persist-session"))
+    # `persistSession: true` in tests/run.spec.ts and in subagent-codex would disagree;
+    # the interface property is a type. resume.ts has a parse error on line 1, far from
+    # its needle on line 6, so it is measured.
+    assert f.value is False
+    assert f.fields == {"sites": 2}
+    assert evidence(f) == [at(f"{CLAUDE}/index.ts", "persistSession: false"), at(f"{CLAUDE}/resume.ts", "persistSession: false")]
+    assert evidence(f)[1] == "packages/subagent/subagent-claude-code/src/resume.ts:6"
+
+
+def test_parse_error_far_from_the_needle_still_measures(facts):
+    path = f"{CLAUDE}/resume.ts"
+    assert error_lines(path, "v1") == [1]  # `export type * from` is an ERROR for the grammar
+    assert line_of(path, "persistSession") == 6
+    f = ok(facts("subagent.claude-code.persist-session", "v2"))
+    assert f"{path}:6" in evidence(f)
+
+
+def test_parse_error_on_the_needle_line_cannot_evaluate(facts):
+    path = f"{CLAUDE}/defaults.ts"
+    assert error_lines(path, "v3") == [4]  # `override accessor persistSession = false`
+    assert line_of(path, "persistSession", "v3") == 4
+    f = facts("subagent.claude-code.persist-session", "v3")
+    assert f.status is FactStatus.CANNOT_EVALUATE
+    assert f.value is None
+    assert f.fields == {}
+    assert "packages/subagent/subagent-claude-code/src/defaults.ts:4" in f.message
+    assert "'persistSession'" in f.message and "(line 4)" in f.message
+    assert evidence(f) == ["packages/subagent/subagent-claude-code/src/defaults.ts:4"]
+    # Other detectors at the same pin are not affected.
+    assert ok(facts("subagent.max-depth-default", "v3")).value == 3
+
+
+TOOL = "packages/subagent/tool-subagent/src/config.ts"
+
+
+@covers("subagent.max-depth-default")
+def test_max_depth_default(facts):
+    f = ok(facts("subagent.max-depth-default"))
+    # Not counted: `.default(99)` in config.spec.ts, `maxDepth: config.maxDepth ?? 3`
+    # (no .default), `timeoutMs: ....default(120_000)` (another key).
+    assert f.value == 3
+    assert f.fields == {"sites": 1}
+    assert evidence(f) == [at(TOOL, "maxDepth: z.number()")]
+    assert evidence(f) == ["packages/subagent/tool-subagent/src/config.ts:8"]
+
+
+@covers("subagent.sdk-dependencies")
+def test_sdk_dependencies(facts):
+    f = ok(facts("subagent.sdk-dependencies"))
+    claude = "packages/subagent/subagent-claude-code/package.json"
+    codex = "packages/subagent/subagent-codex/package.json"
+    # `@openai/codex-sdk` in dependencies is another package.
+    assert f.value == {
+        "@anthropic-ai/claude-agent-sdk": {"version": "0.2.10", "section": "dependencies", "manifest": claude},
+        "@openai/codex": {"version": "0.46.0", "section": "optionalDependencies", "manifest": codex},
+    }
+    assert f.fields == {
+        "claude-code_version": "0.2.10",
+        "claude-code_section": "dependencies",
+        "claude-code_runtime": True,
+        "codex_version": "0.46.0",
+        "codex_section": "optionalDependencies",
+        "codex_runtime": False,
+    }
+    assert evidence(f) == [at(claude, '"@anthropic-ai/claude-agent-sdk"'), at(codex, '"@openai/codex"')]
+    assert evidence(f) == [f"{claude}:6", f"{codex}:8"]
+
+
+# -- hooks, interaction ----------------------------------------------------------------
+
+RUNNER = "packages/hooks/hook-protocol/src/runner.ts"
+
+
+@covers("hooks.default-timeout-ms")
+def test_default_hook_timeout(facts):
+    f = ok(facts("hooks.default-timeout-ms"))
+    # DEFAULT_HOOK_TIMEOUT_MS_FLOOR and index.ts's alias are other constants.
+    assert f.value == 600_000
+    assert f.fields == {"sites": 1, "minutes": 10}
+    assert evidence(f) == [at(RUNNER, "export const DEFAULT_HOOK_TIMEOUT_MS = ")]
+    assert evidence(f) == ["packages/hooks/hook-protocol/src/runner.ts:2"]
+
+
+def test_default_hook_timeout_at_v2_is_arithmetic(facts):
+    f = ok(facts("hooks.default-timeout-ms", "v2"))
+    assert f.value == 300_000  # `5 * 60 * 1000`
+    assert f.fields == {"sites": 1, "minutes": 5}
+
+
+APPROVAL = "packages/interaction/user-approval/src/index.ts"
+
+
+@covers("approval.fallback-outcome")
+def test_approval_fallback(facts):
+    f = ok(facts("approval.fallback-outcome"))
+    # Not counted: `.then(() => 'asked')` (no rejection handler), the waterfall's
+    # event name, and the 'approved'/'denied' fallbacks of tests/approval.spec.ts.
+    assert f.value == "unavailable"
+    assert f.fields == {"outcomes": ["unavailable"], "sites": 2}
+    lines = tree_at("v1")[APPROVAL].split("\n")
+    assert lines[9].strip() == "return Promise.resolve().then(" and lines[17] == "    )"
+    assert lines[10].strip() == "() => this.ctx.waterfall(" and lines[13] == "      ),"
+    assert evidence(f) == [f"{APPROVAL}:10-18", f"{APPROVAL}:11-14"]
+
+
+# -- manifests ---------------------------------------------------------------------------
+
+MEMBERS = [
+    "apps/cli",
+    "packages/boot/app-boot",
+    "packages/client/connection",
+    "packages/client/ui",
+    "packages/context/time-context",
+    "packages/context/tmux-context",
+    "packages/core/agent-loop",
+    "packages/core/session",
+    "packages/hooks/hook-protocol",
+    "packages/interaction/user-approval",
+    "packages/llm/llm",
+    "packages/session/session-persistence-jsonl",
+    "packages/subagent/subagent",
+    "packages/subagent/subagent-acp",
+    "packages/subagent/subagent-claude-code",
+    "packages/subagent/subagent-codex",
+    "packages/subagent/subagent-fork",
+    "packages/subagent/tool-subagent",
+    "packages/test-support/fakes",
+    "vendor/cordis",
+    "vendor/cosmokit",
+]
+
+
+@covers("workspace.packages")
+def test_workspace_packages(facts):
+    f = ok(facts("workspace.packages"))
+    # Not members: packages/legacy/old-shell (`!` exclusion), packages/context/compaction
+    # (no package.json), packages/core/session/fixtures/demo and vendor/cordis/packages/loader
+    # (too deep for the globs), scripts/ (no glob), the root.
+    assert f.value == 21
+    assert f.fields == {
+        "count": 21,
+        "members": MEMBERS,
+        "families": ["boot", "client", "context", "core", "hooks", "interaction", "llm", "session", "subagent", "test-support"],
+        "family_count": 10,
+    }
+    assert evidence(f) == [
+        at("pnpm-workspace.yaml", "- vendor/*"),
+        at("pnpm-workspace.yaml", "- packages/*/*"),
+        at("pnpm-workspace.yaml", "- apps/*"),
+        at("pnpm-workspace.yaml", "!packages/legacy/*"),
+    ]
+    assert "pnpm-workspace.yaml:5" in evidence(f)
+
+
+@covers("root.dependencies")
+def test_root_dependencies(facts):
+    f = ok(facts("root.dependencies"))
+    # peerDependencies (react) are neither.
+    assert f.value == {"production": 2, "development": 3}
+    assert f.fields == {"production": 2, "development": 3, "development_names": ["tsx", "typescript", "vitest"]}
+    assert evidence(f) == [at("package.json", '"dependencies"'), at("package.json", '"devDependencies"')]
+    assert evidence(f) == ["package.json:4", "package.json:8"]
+
+
+@covers("vendor.packages")
+def test_vendor_packages(facts):
+    f = ok(facts("vendor.packages"))
+    # vendor/cordis/packages/loader is nested, vendor/notes has no package.json.
+    assert f.value == ["@deepseek-ai/cordis", "@deepseek-ai/cosmokit"]
+    assert f.fields == {"count": 2, "folders": ["vendor/cordis", "vendor/cosmokit"]}
+    assert evidence(f) == ["vendor/cordis/package.json:2", "vendor/cosmokit/package.json:2"]
+
+
+@covers("root.patches")
+def test_root_patches(facts):
+    f = ok(facts("root.patches"))
+    # node-pty from package.json's pnpm.patchedDependencies, left-pad from pnpm-workspace.yaml.
+    assert f.value == ["left-pad@1.3.0", "node-pty@1.2.0"]
+    assert f.fields == {
+        "count": 2,
+        "files": ["patches/left-pad@1.3.0.patch", "patches/node-pty@1.2.0.patch"],
+        "declared": ["left-pad@1.3.0", "node-pty@1.2.0"],
+    }
+    assert evidence(f) == ["patches/left-pad@1.3.0.patch:1", "patches/node-pty@1.2.0.patch:1"]
+
+
+# -- scale --------------------------------------------------------------------------------
+
+
+@covers("scale.typescript-files")
+def test_typescript_files(facts):
+    f = ok(facts("scale.typescript-files"))
+    # 48 .ts/.tsx files (scripts/build.mts, vitest.config.mts, website/index.js are not).
+    # Tests (13): 8 .spec.ts, 1 .spec.tsx, 1 .e2e.ts, store.test.ts, __tests__/replay.ts,
+    # compaction/tests/helpers.ts. session/src/testing.ts is source. Support: test-support/fakes.
+    assert f.value == 48
+    assert f.fields == {"total": 48, "test": 13, "source": 35, "test_with_support": 14, "source_without_support": 34}
+    assert f.evidence == ()
+    expected = sorted(p for p in tree_at("v1") if p.endswith((".ts", ".tsx")))
+    assert len(expected) == 48
+    f2 = ok(facts("scale.typescript-files", "v2"))  # + packages/llm/llm/src/providers.ts
+    assert f2.fields == {"total": 49, "test": 13, "source": 36, "test_with_support": 14, "source_without_support": 35}
+
+
+@covers("scale.test-files")
+def test_test_files(facts):
+    f = ok(facts("scale.test-files"))
+    # .test.ts, tests/ folders and vitest.setup.ts are no spec/e2e/vitest-config names;
+    # vitest.config.mts is not .ts.
+    counts = {"spec": 8, "spec_tsx": 1, "e2e": 1, "vitest_configs": 3}
+    assert f.value == counts
+    assert f.fields == counts
+    assert evidence(f) == ["packages/client/ui/vitest.config.ts:1", "vitest.config.ts:1", "vitest.e2e.config.ts:1"]
+
+
+@covers("scale.docs")
+def test_docs(facts):
+    f = ok(facts("scale.docs"))
+    # README.md, packages/core/session/README.zh.md, docs/notes.mdx, docs/diagram.svg are not docs/**/*.md.
+    assert f.value == 5
+    assert f.fields == {"total": 5, "chinese": 2, "english": 3}
+    assert ok(facts("scale.docs", "v2")).fields == {"total": 6, "chinese": 2, "english": 4}
+
+
+@covers("scale.markers")
+def test_markers(facts):
+    f = ok(facts("scale.markers"))
+    # Not markers: `todo:`/`fixme` (lower case), TODOS / TODO_LIST / XHACK (not whole
+    # words), a TODO in docs/architecture.md and in scripts/build.mts (not .ts/.tsx).
+    assert f.value == 4
+    assert f.fields == {"lines": 4, "TODO": 2, "FIXME": 2, "HACK": 1}
+    assert evidence(f) == [
+        at("apps/cli/src/main.ts", "TODO FIXME"),
+        at("packages/client/ui/src/Replay.tsx", "HACK:"),
+        at("packages/context/compaction/src/index.ts", "// TODO:"),
+        at("packages/core/agent-loop/src/loop.spec.ts", "FIXME:"),
+    ]
+    assert "packages/client/ui/src/Replay.tsx:7" in evidence(f)
+
+
+@covers("scale.absent-strings")
+def test_absent_strings(facts):
+    f = ok(facts("scale.absent-strings"))
+    assert f.value == {"ollama": 0}
+    assert f.fields == {"ollama_files": 0, "total_files": 0}
+    assert f.evidence == ()
+    f2 = ok(facts("scale.absent-strings", "v2"))  # "ollama", "OLLAMA_HOST", "Ollama"
+    assert f2.value == {"ollama": 2}
+    assert f2.fields == {"ollama_files": 2, "total_files": 2}
+    assert evidence(f2) == ["docs/providers.md:3", "docs/providers.md:4", "packages/llm/llm/src/providers.ts:1"]
+
+
+# -- the registry itself ----------------------------------------------------------------
+
+
+def test_every_detector_has_a_test():
+    ids = {entry["id"] for entry in tomllib.loads(REGISTRY_TOML.read_text(encoding="utf-8"))["fact"]}
+    assert ids == set(registry())
+    assert sorted(ids - COVERED) == [], "detectors without a test in tests/test_facts.py"
+    assert sorted(COVERED - ids) == [], "tests of detectors that are not in registry.toml"
+
+
+def test_measure_only_the_ids_asked_for(facts_repo):
+    repository = DshRepository.open(str(facts_repo.path), "https://example.invalid/dsh")
+    pin = Pin("v2", facts_repo.shas["v2"])
+    got = measure(repository.snapshot(pin.sha, "v2"), pin, ["scale.docs", "hooks.default-timeout-ms"])
+    assert [f.id for f in got] == ["hooks.default-timeout-ms", "scale.docs"]
+    assert [f.value for f in got] == [300_000, 6]
+    assert all(f.pin == pin for f in got)
+
+
+# -- the CLI ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def facts_workspace(tmp_path, facts_repo, monkeypatch):
+    """dshaudit.toml with pins v1..v4 of the facts fixture, default v1; the cwd."""
+    write_config(tmp_path, facts_repo)
+    (tmp_path / "findings").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSH_REPO", str(facts_repo.path))
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def test_facts_json(facts_workspace, facts_repo):
+    first = run_cli("facts", "--format", "json")
+    second = run_cli("facts", "--format", "json")
+    assert first.exit_code == 0, first.stderr
+    assert first.stdout == second.stdout
+    doc = json.loads(first.stdout)
+    assert doc["pin"] == "v1" and doc["sha"] == facts_repo.shas["v1"]
+    specs = registry()
+    assert [f["id"] for f in doc["facts"]] == sorted(specs)
+    for f in doc["facts"]:
+        assert {"value", "definition", "evidence"} <= set(f), f["id"]
+        assert f["status"] == "ok", f
+        assert f["definition"] == specs[f["id"]].definition
+        assert isinstance(f["evidence"], list) and all(isinstance(e, str) for e in f["evidence"])
+    by_id = {f["id"]: f for f in doc["facts"]}
+    assert by_id["hooks.default-timeout-ms"]["value"] == 600000
+    assert by_id["hooks.default-timeout-ms"]["evidence"] == ["packages/hooks/hook-protocol/src/runner.ts:2"]
+    assert by_id["session.surface-op-kinds"]["fields"]["agent_loop"] == ["append"]
+    assert by_id["subagent.claude-code.persist-session"]["value"] is False
+
+
+def test_facts_json_pin_and_ids(facts_workspace, facts_repo):
+    run = run_cli("facts", "--pin", "v3", "--format", "json", "subagent.claude-code.persist-session", "hooks.default-timeout-ms")
+    doc = run.json
+    assert doc["pin"] == "v3" and doc["sha"] == facts_repo.shas["v3"]
+    hooks, persist = doc["facts"]
+    assert (hooks["id"], hooks["status"], hooks["value"]) == ("hooks.default-timeout-ms", "ok", 300000)
+    assert persist["id"] == "subagent.claude-code.persist-session"
+    assert persist["status"] == "cannot_evaluate" and persist["value"] is None
+    assert "packages/subagent/subagent-claude-code/src/defaults.ts:4" in persist["message"]
+    assert persist["evidence"] == ["packages/subagent/subagent-claude-code/src/defaults.ts:4"]
+
+
+def test_facts_unknown_id_is_exit_2(facts_workspace):
+    run = run_cli("facts", "no.such-fact")
+    assert run.exit_code == 2
+    assert run.stderr.startswith("dshaudit: unknown fact 'no.such-fact'")
+
+
+# -- claims through `dshaudit check` ---------------------------------------------------------
+
+# (kind, expression, status, measured) at pin v1; measured None means not asserted.
+CLAIMS_V1 = [
+    # ==, != on numbers, lists (ordered), sets (unordered), strings, booleans
+    ("claim", "core.context-builtin-services.count == 5", "confirmed", 5),
+    ("claim", "core.context-builtin-services == [fiber, reflect, registry, events, logger]", "confirmed", None),
+    ("claim", "core.context-builtin-services == {logger, events, registry, reflect, fiber}", "confirmed", None),
+    ("claim", "core.context-builtin-services != [logger, events, registry, reflect, fiber]", "confirmed", None),
+    ("claim", "core.context-builtin-services.count == 6", "contradicted", 5),
+    ("claim", "workspace.packages == 21", "confirmed", 21),
+    ("claim", "workspace.packages != 239", "confirmed", 21),
+    ("claim", "hooks.default-timeout-ms == 600,000", "confirmed", 600000),
+    ("claim", "hooks.default-timeout-ms == 600_000", "confirmed", 600000),
+    ("claim", "hooks.default-timeout-ms.minutes == 10", "confirmed", 10),
+    ("claim", "subagent.claude-code.persist-session == false", "confirmed", False),
+    ("claim", "subagent.claude-code.persist-session == true", "contradicted", False),
+    ("claim", "subagent.sdk-dependencies.claude-code_runtime == true", "confirmed", True),
+    ("claim", "subagent.sdk-dependencies.codex_section == optionalDependencies", "confirmed", "optionalDependencies"),
+    ("claim", "subagent.depth-limit.enforcing == {subagent-fork}", "confirmed", ["subagent-fork"]),
+    ("claim", "approval.fallback-outcome == 'unavailable'", "confirmed", "unavailable"),
+    ("claim", 'approval.fallback-outcome == "unavailable"', "confirmed", "unavailable"),
+    ("claim", "session.surface-op-kinds.agent_loop == {append}", "confirmed", ["append"]),
+    ("claim", "root.patches == {node-pty@1.2.0, left-pad@1.3.0}", "confirmed", None),
+    ("claim", "session.retired-header-fields == [approvalPolicy, sandboxMode]", "confirmed", None),
+    ("claim", "session.retired-header-fields == [sandboxMode, approvalPolicy]", "contradicted", None),
+    # <, <=, >, >=
+    ("claim", "workspace.packages < 22", "confirmed", 21),
+    ("claim", "workspace.packages <= 21", "confirmed", 21),
+    ("claim", "workspace.packages > 20", "confirmed", 21),
+    ("claim", "workspace.packages >= 21", "confirmed", 21),
+    ("claim", "workspace.packages > 21", "contradicted", 21),
+    ("claim", "hooks.default-timeout-ms < 2,589", "contradicted", 600000),
+    ("claim", "hooks.default-timeout-ms.minutes >= 9.5", "confirmed", 10),
+    # contains, excludes: lists, sets, dict keys, text
+    ("claim", "core.context-builtin-services contains {fiber, logger}", "confirmed", None),
+    ("claim", "core.context-builtin-services excludes root", "confirmed", None),
+    ("claim", "boot.static-loader-plugins excludes {Hmr, Logger}", "confirmed", ["Include", "Loader"]),
+    ("claim", "boot.static-loader-plugins contains Hmr", "contradicted", ["Include", "Loader"]),
+    ("claim", "boot.static-loader-plugins.imported contains Hmr", "confirmed", ["Hmr", "Include", "Loader"]),
+    ("claim", "workspace.packages.families contains [test-support, subagent]", "confirmed", None),
+    ("claim", "session.known-event-types excludes user/message", "contradicted", None),
+    ("claim", "session.surface-op-kinds contains packages/core/agent-loop", "confirmed", None),
+    ("claim", "approval.fallback-outcome contains avail", "confirmed", "unavailable"),
+    ("claim", "scale.absent-strings.ollama_files == 0", "confirmed", 0),
+    # unknown facts and fields
+    ("claim", "core.no-such-fact == 1", "unknown_fact", None),
+    ("claim", "workspace.packages.no_such_field == 1", "unknown_fact", None),
+    # claims that cannot be read or compared
+    ("claim", "workspace.packages.families < 3", "invalid_claim", None),
+    ("claim", "hooks.default-timeout-ms contains 6", "invalid_claim", None),
+    ("claim", "workspace.packages == {a, b", "invalid_claim", None),
+    ("claim", "workspace.packages is big", "invalid_claim", None),
+    # the prior audit's word: reported either way, never fails the gate
+    ("prior", "workspace.packages == 239", "contradicted", 21),
+    ("prior", "core.context-builtin-services.count == 5", "confirmed", 5),
+]
+
+
+def _findings(claims) -> str:
+    return "# Claims\n\n" + "".join(f"- `{kind}: {expr}`\n" for kind, expr, _, _ in claims)
+
+
+def test_claims_every_operator_and_status(facts_workspace):
+    write_findings(facts_workspace, _findings(CLAIMS_V1), pin="v1", name="claims.md")
+    run = run_cli("check", "--format", "json")
+    doc = run.json
+    assert doc["citations"] == []
+    got = [(c["kind"], c["claim"], c["status"]) for c in doc["claims"]]
+    assert got == [(kind, expr, status) for kind, expr, status, _ in CLAIMS_V1]
+    for c, (_, expr, _, measured) in zip(doc["claims"], CLAIMS_V1):
+        assert c["pin"] == "v1"
+        if measured is not None:
+            assert c["measured"] == measured, expr
+    by_claim = {c["claim"]: c for c in doc["claims"]}
+    contradicted = by_claim["core.context-builtin-services.count == 6"]
+    assert contradicted["message"] == "measured 5"
+    assert contradicted["evidence"][0] == "vendor/cordis/src/context.ts:18"
+    first_claim_line = 6  # after 3 lines of front matter, a heading and a blank line
+    index = [expr for _, expr, _, _ in CLAIMS_V1].index("core.context-builtin-services.count == 6")
+    assert contradicted["source"] == {"file": "findings/claims.md", "line": first_claim_line + index, "column": 3}
+    assert "no field 'no_such_field'" in by_claim["workspace.packages.no_such_field == 1"]["message"]
+    assert "compares numbers" in by_claim["workspace.packages.families < 3"]["message"]
+    failed = sum(1 for kind, _, status, _ in CLAIMS_V1 if kind == "claim" and status != "confirmed")
+    assert doc["summary"]["claims"]["total"] == len(CLAIMS_V1)
+    assert doc["summary"]["claims"]["failed"] == failed
+    assert run.exit_code == 1
+
+
+def test_claims_that_hold_pass_the_gate(facts_workspace):
+    write_findings(
+        facts_workspace,
+        "`claim: workspace.packages.count == 21` and `prior: workspace.packages == 239`\n",
+        pin="v1",
+    )
+    run = run_cli("check", "--format", "json")
+    assert [c["status"] for c in run.json["claims"]] == ["confirmed", "contradicted"]
+    assert run.exit_code == 0
+
+
+def test_claims_at_a_pin_with_a_parse_error(facts_workspace):
+    write_findings(
+        facts_workspace,
+        "- `claim: subagent.claude-code.persist-session == false`\n"
+        "- `claim: hooks.default-timeout-ms == 300,000`\n"
+        "- `claim: hooks.default-timeout-ms.minutes == 5`\n",
+        pin="v3",
+    )
+    run = run_cli("check", "--format", "json")
+    claims = run.json["claims"]
+    assert [c["status"] for c in claims] == ["cannot_evaluate", "confirmed", "confirmed"]
+    assert "packages/subagent/subagent-claude-code/src/defaults.ts:4" in claims[0]["message"]
+    assert claims[0]["evidence"] == ["packages/subagent/subagent-claude-code/src/defaults.ts:4"]
+    assert run.exit_code == 1
+    # The same claim at v2 (no parse error near the needle) holds; --pin moves every claim.
+    assert [c["status"] for c in run_cli("check", "--pin", "v2", "--format", "json").json["claims"]] == [
+        "confirmed",
+        "confirmed",
+        "confirmed",
+    ]
