@@ -119,3 +119,52 @@ def test_prior_audit_citation_in_range_but_elsewhere(dsh_repo, tmp_path, monkeyp
     doc = run_cli("check", "prior.md", "--repo", str(dsh_repo), "--format", "json").json
     assert [c["status"] for c in doc["citations"]] == ["ok", "outside_symbol"]
     assert doc["citations"][1]["message"].startswith("lines 176-181 are outside AgentRegistry.setFactory (declared at ")
+
+
+def test_rebase_to_rc2_classifies_every_citation_and_write_then_check(audit_copy):
+    """rc7 -> rc2: every citation classified; after --write, check at rc2 fails
+    only where the rebase said a person is needed (zero silent wrong mappings)."""
+    run = run_cli("rebase", "--from", "rc7", "--to", "rc2", "--format", "json")
+    moves = run.json["citations"]
+    total = run_cli("check", "--format", "json").json["summary"]["total"]
+    assert len(moves) == total
+    assert all(m["status"] in {"unchanged", "shifted", "edited", "renamed", "ambiguous", "lost"} for m in moves)
+    needs_person = _by_line_rank(
+        [m for m in moves if m["status"] in ("ambiguous", "lost")],
+        lambda m: (m["source"]["file"], m["source"]["line"], m["source"]["column"]),
+    )
+    print("rebase rc7 -> rc2:", run.json["summary"])
+    written = run_cli("rebase", "--from", "rc7", "--to", "rc2", "--write")
+    assert written.exit_code == (1 if needs_person else 0)
+    after = run_cli("check", "--format", "json").json
+    assert {c["target"]["pin"] for c in after["citations"]} == {"rc2"}
+    failing = _by_line_rank(
+        [c for c in after["citations"] if c["status"] != "ok"],
+        lambda c: (c["source"]["file"], c["source"]["line"], c["source"]["column"]),
+    )
+    # Every citation that fails at rc2 is one the rebase listed for a person
+    # (an unanchored one it could not confirm may still pass on range alone).
+    assert {k[:2] for k in failing} <= {k[:2] for k in needs_person}
+    assert len(failing) <= len(needs_person)
+
+
+def test_bisect_names_the_commit_that_moved_a_citation(dsh_repo, tmp_path, monkeypatch):
+    shutil.copy(REPO_ROOT / "dshaudit.toml", tmp_path / "dshaudit.toml")
+    monkeypatch.chdir(tmp_path)
+    run = run_cli(
+        "bisect", "packages/subagent/subagent-codex/package.json:59", "--anchor", '"@openai/codex": "0.147.0",',
+        "--good", "rc7", "--bad", "rc2", "--repo", str(dsh_repo), "--format", "json",
+    )
+    first = run.json["first"]
+    assert first["sha"] == "c11971056098c59f62d588b93012b90445567ba2"
+    assert first["subject"].startswith("Merge pull request #2579")
+    # Its first parent still holds the line; the commit itself does not.
+    from dshaudit.snapshot import DshRepository
+
+    repo = DshRepository.open(str(dsh_repo), "unused")
+    def line59(sha):
+        snap = repo.snapshot(sha)
+        return snap.read(snap.entry("packages/subagent/subagent-codex/package.json").blob_sha).decode().split("\n")[58]
+    parent = repo.repo.git.rev_parse(first["sha"] + "^1")
+    assert '"@openai/codex": "0.147.0",' in line59(parent)
+    assert "@openai/codex" not in line59(first["sha"])

@@ -15,7 +15,7 @@ from .errors import DshauditError, InputError
 from .findings import collect_markdown, load_findings_file
 from .formats import FORMATS, RenderContext, render
 from .grammar import find_citations
-from .model import LineRange
+from .model import LineRange, format_lines
 from .snapshot import DshRepository
 from .textsafe import terminal_safe
 from .verify import FileText, Verifier
@@ -264,6 +264,205 @@ def report(paths, repo, pins, fmt, output, config_path):
     else:
         click.echo(text, nl=False)
     sys.exit(errors.EXIT_OK if runs[0].result.ok else errors.EXIT_FAILED)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--to", "to_ref", required=True, metavar="PIN_OR_SHA", help="Pin (or full SHA) to carry the citations to.")
+@click.option("--from", "from_ref", metavar="PIN", help="Pin the citations are at (default: each file's own pin).")
+@click.option("--write", is_flag=True, help="Rewrite line numbers, paths and pins in the files (atomically). Ambiguous and lost citations are never written.")
+@click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file.")
+@handle_errors
+def rebase(paths, to_ref, from_ref, write, repo, fmt, config_path):
+    """Carry every citation in PATHS (default: findings/) to another pin.
+
+    Lines are mapped through git's diff between the pins (renames followed);
+    where that lands in edited code, the anchor is searched for, nearest
+    first. A new place is taken only if the full check passes there. Each
+    citation is reported as unchanged, shifted, edited (with the diff of its
+    lines), renamed, ambiguous, lost, or skipped (it did not hold at the old
+    pin, or names another pin). Claims are re-measured at the new pin and
+    their changes listed. Exit 1 when any citation is ambiguous or lost.
+    """
+    from .claims import show as show_value
+    from .rebase import rebase as run_rebase
+    from .rebase import rewrite_findings
+    from .report import write_atomically
+    from .verify import check as run_check
+
+    config = _config(config_path)
+    files = _load_findings(config, paths)
+    new_pin = _resolve_pin(config, to_ref)
+    factory = _repository_factory(repo, config)
+    groups: dict = {}
+    for f in files:
+        ref = from_ref or f.pin
+        if not ref:
+            raise InputError(f"{f.path}: no pin in its front matter; pass --from")
+        groups.setdefault(_resolve_pin(config, ref), []).append(f)
+    results = [run_rebase(group, config, factory(), old_pin, new_pin) for old_pin, group in sorted(groups.items(), key=lambda kv: kv[0].name)]
+
+    before = run_check(files, config, factory, from_ref).claims
+    after = run_check(files, config, factory, new_pin.name).claims
+    claim_changes = [
+        (a, b) for a, b in zip(before, after)
+        if a.status != b.status or show_value(a.measured) != show_value(b.measured)
+    ]
+    moves = [m for r in results for m in r.moves]
+    moves.sort(key=lambda m: (m.citation.source.file, m.citation.source.line, m.citation.source.column))
+    if fmt == "json":
+        from .formats.json import dumps
+
+        click.echo(dumps({
+            "from": sorted({r.old_pin.name for r in results}),
+            "to": {"pin": new_pin.name, "sha": new_pin.sha},
+            "summary": {s: sum(1 for m in moves if m.status == s) for s in ("unchanged", "shifted", "edited", "renamed", "ambiguous", "lost", "skipped")},
+            "citations": [_move_dict(m, r.old_pin, new_pin) for r in results for m in r.moves],
+            "claims": [
+                {"source": str(a.claim.source), "claim": a.claim.text, "kind": a.claim.kind,
+                 "before": {"status": a.status.value, "measured": show_value(a.measured)},
+                 "after": {"status": b.status.value, "measured": show_value(b.measured)}}
+                for a, b in claim_changes
+            ],
+        }), nl=False)
+    else:
+        for r in results:
+            for m in r.moves:
+                if m.status == "unchanged":
+                    continue
+                c = m.citation
+                arrow = f" -> {m.new_text(r.old_pin, new_pin)}@{new_pin.name}" if m.writable else ""
+                click.echo(terminal_safe(f"{c.source}: {c.target_text}@{r.old_pin.name}{arrow}: {m.status}: {m.message}"))
+        for a, b in claim_changes:
+            click.echo(terminal_safe(
+                f"{a.claim.source}: {a.claim.kind} {a.claim.text}: {a.status} ({show_value(a.measured)}) "
+                f"-> {b.status} ({show_value(b.measured)}) at {new_pin.name}"
+            ))
+        counts = {s: sum(1 for m in moves if m.status == s) for s in ("unchanged", "shifted", "edited", "renamed", "ambiguous", "lost", "skipped")}
+        click.echo(f"{len(moves)} citations to {new_pin.name}: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+                   + f"; {len(claim_changes)} claims change")
+    if write:
+        for r in results:
+            by_file: dict = {}
+            for m in r.moves:
+                by_file.setdefault(m.citation.source.file, []).append(m)
+            for f in groups[r.old_pin]:
+                new_text = rewrite_findings(Path(f.path), by_file.get(f.path, []), r.old_pin, new_pin)
+                if new_text is not None:
+                    write_atomically(Path(f.path), new_text)
+        needs = [m for m in moves if m.status in ("ambiguous", "lost")]
+        if needs:
+            click.echo(f"wrote the files; {len(needs)} citations need a person (ambiguous or lost, left as they were)", err=True)
+    sys.exit(errors.EXIT_FAILED if any(m.status in ("ambiguous", "lost") for m in moves) else errors.EXIT_OK)
+
+
+@main.command()
+@click.argument("target")
+@click.option("--good", required=True, metavar="PIN_OR_SHA", help="Where the citation holds (or the fact has its old value).")
+@click.option("--bad", required=True, metavar="PIN_OR_SHA", help="Where it no longer does; a descendant of --good.")
+@click.option("--anchor", "anchors", multiple=True, metavar="TEXT", help="Content anchor for a TARGET given as a bare citation (repeatable).")
+@click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file.")
+@handle_errors
+def bisect(target, good, bad, anchors, repo, fmt, config_path):
+    """Name the first commit where TARGET changes, between --good and --bad.
+
+    TARGET is a citation in a findings file (`findings/01-core.md:17`, or
+    `findings/01-core.md:17:3` when a line holds several), a bare citation
+    (`path:12-14` with --anchor TEXT), or a fact id, optionally with a field
+    (`session.known-event-types.count`). A citation changes when its check
+    stops giving the same status; a fact when its value changes. The search
+    walks the first-parent path, halving it, and prints the commit's SHA,
+    date and subject.
+    """
+    import re as _re
+
+    from .bisect import bisect as run_bisect
+    from .claims import show as show_value
+    from .claims import split_ref
+    from .facts import FactBook, registry
+    from .model import Citation, SourceLocation
+
+    config = _config(config_path)
+    good_pin, bad_pin = _resolve_pin(config, good), _resolve_pin(config, bad)
+    factory = _repository_factory(repo, config)
+    repository = factory()
+    m = _re.match(r"^(.+\.md):(\d+)(?::(\d+))?$", target)
+    fact_id, field = split_ref(target, set(registry()))
+    if m and Path(m.group(1)).is_file():
+        f = load_findings_file(Path(m.group(1)))
+        line, col = int(m.group(2)), int(m.group(3)) if m.group(3) else None
+        here = [c for c in f.citations if c.source.line == line and (col is None or c.source.column == col)]
+        if len(here) != 1:
+            what = "no citation" if not here else f"{len(here)} citations (add :COLUMN: {', '.join(str(c.source.column) for c in here)})"
+            raise InputError(f"{target}: {what} on that line")
+        citation = here[0]
+    elif fact_id:
+        citation = None
+    else:
+        from .grammar import find_citations
+
+        found = find_citations(target)
+        if len(found) != 1 or found[0].text != target.strip():
+            raise InputError(f"{target!r}: neither a findings location (FILE.md:LINE), a citation, nor a fact id")
+        raw = found[0]
+        citation = Citation(raw.path, raw.lines, raw.symbol, None, tuple(anchors), SourceLocation("<command line>", 1, 1), raw.text, raw.problem)
+    if citation is not None:
+        verifier = Verifier(config, repository)
+
+        def observe(pin):
+            return str(verifier.verify(replace_pin(citation), pin, pin.name).status)
+    else:
+        book = FactBook(factory)
+
+        def observe(pin):
+            fact = book.get(fact_id, pin)
+            if fact.status.value != "ok":
+                return f"cannot_evaluate: {fact.message}"
+            return show_value(fact.fields.get(field) if field else fact.value)
+
+    result = run_bisect(repository, target, good_pin, bad_pin, observe)
+    if fmt == "json":
+        from .formats.json import dumps
+
+        click.echo(dumps({
+            "target": target, "good": good_pin.sha, "bad": bad_pin.sha,
+            "commits": result.commits, "probes": result.probes,
+            "before": result.before, "after": result.after,
+            "first": None if result.first is None else
+            {"sha": result.first.sha, "date": result.first.date, "subject": result.first.subject},
+        }), nl=False)
+    elif result.first is None:
+        click.echo(terminal_safe(f"{target}: the same at {good_pin.name} and {bad_pin.name} ({result.before})"))
+    else:
+        click.echo(terminal_safe(f"{result.first.sha} {result.first.date} {result.first.subject}"))
+        click.echo(terminal_safe(
+            f"{target}: {result.before} -> {result.after}, first at this commit "
+            f"({result.commits} first-parent commits, {result.probes} checked)"
+        ))
+
+
+def replace_pin(citation):
+    """The citation read at whatever pin it is verified at."""
+    from dataclasses import replace
+
+    return replace(citation, pin_ref=None)
+
+
+def _move_dict(m, old_pin, new_pin) -> dict:
+    c = m.citation
+    return {
+        "source": {"file": c.source.file, "line": c.source.line, "column": c.source.column},
+        "status": m.status,
+        "old": {"pin": old_pin.name, "path": c.path, "lines": format_lines(c.lines) or None, "symbol": c.symbol, "text": c.text},
+        "new": {"pin": new_pin.name, "path": m.new_path, "lines": format_lines(m.new_lines) or None,
+                "text": m.new_text(old_pin, new_pin)} if m.writable else None,
+        "message": m.message,
+        "diff": list(m.diff),
+    }
 
 
 def _load_findings(config: Config, paths) -> list:
