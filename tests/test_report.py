@@ -92,3 +92,36 @@ def test_output_to_unwritable_place_is_one_line_and_leaves_nothing(workspace):
     assert run.exit_code == 2
     assert run.stderr.startswith("dshaudit: no/such/folder/out.html: cannot write")
     assert not (workspace / "no").exists()
+
+
+def test_drift_matrix_names_the_first_pin_where_each_stops_holding(workspace, fixture_repo):
+    text = (workspace / "dshaudit.toml").read_text()
+    (workspace / "dshaudit.toml").write_text("\n".join(l for l in text.splitlines() if not l.startswith("v3 =")) + "\n")
+    write_findings(
+        workspace,
+        "`vendor/cordis/src/context.ts:14` → `this.fiber`\n"
+        "`docs/architecture.md:4` → `privileged core`\n"
+        "`claim: core.context-builtin-services.count == 5`\n",
+    )
+    # v3 is not a pin in the config: it is found as a tag of the clone.
+    doc = json.loads(run_cli("report", "--format", "json", "--pin", "v1", "--pin", "v2", "--pin", "v3").stdout)
+    drift = doc["drift"]
+    assert drift["pins"] == ["v1", "v2", "v3"]
+    rows = {r["source"]: r for r in drift["rows"]}
+    moved = rows["findings/f.md:4:2"]
+    assert moved["statuses"] == ["ok", "content_mismatch", "content_mismatch"]
+    assert moved["first_failing"] == "v2" and not moved["stable"]
+    steady = rows["findings/f.md:5:2"]
+    assert steady["statuses"] == ["ok", "ok", "ok"] and steady["first_failing"] is None
+    assert rows["findings/f.md:6:1"]["statuses"] == ["confirmed"] * 3
+    assert drift["changed"] == 1 and drift["first_failing_counts"] == {"v1": 0, "v2": 1, "v3": 0}
+    md = run_cli("report", "--format", "markdown", "--pin", "v1", "--pin", "v2").stdout
+    assert "| findings/f.md:4:2 | `vendor/cordis/src/context.ts:14` | ok | content\\_mismatch | v2 |" not in md
+    assert "| findings/f.md:4:2 | `vendor/cordis/src/context.ts:14` | ok | content_mismatch | v2 |" in md
+
+
+def test_unknown_pin_or_tag_is_exit_2(workspace):
+    write_findings(workspace, "`docs/architecture.md:4` → `privileged core`\n")
+    run = run_cli("report", "--pin", "no-such-tag")
+    assert run.exit_code == 2
+    assert "pin 'no-such-tag' is not in dshaudit.toml" in run.stderr and "nor a tag of the clone" in run.stderr

@@ -190,11 +190,12 @@ def facts(repo, pin, fmt, config_path, ids):
     from .formats.json import dumps, fact_dict
 
     config = _config(config_path)
-    the_pin = _resolve_pin(config, pin)
+    factory = _repository_factory(repo, config)
+    the_pin = _resolve_pin(config, pin, factory)
     unknown = [i for i in ids if i not in registry()]
     if unknown:
         raise InputError(f"unknown fact {unknown[0]!r}; known: {', '.join(sorted(registry()))}")
-    book = FactBook(_repository_factory(repo, config))
+    book = FactBook(factory)
     measured = [book.get(i, the_pin) for i in (sorted(ids) or sorted(registry()))]
     if fmt == "json":
         click.echo(dumps({"pin": the_pin.name, "sha": the_pin.sha, "facts": [fact_dict(f) for f in measured]}), nl=False)
@@ -241,6 +242,8 @@ def report(paths, repo, pins, fmt, output, config_path):
     config = _config(config_path)
     files = _load_findings(config, paths)
     factory = _repository_factory(repo, config)
+    for ref in pins:
+        config = config.with_pin(_resolve_pin(config, ref, factory))
     book = FactBook(factory)
     runs = []
     for ref in pins or (None,):
@@ -294,8 +297,9 @@ def rebase(paths, to_ref, from_ref, write, repo, fmt, config_path):
 
     config = _config(config_path)
     files = _load_findings(config, paths)
-    new_pin = _resolve_pin(config, to_ref)
     factory = _repository_factory(repo, config)
+    new_pin = _resolve_pin(config, to_ref, factory)
+    config = config.with_pin(new_pin)
     groups: dict = {}
     for f in files:
         ref = from_ref or f.pin
@@ -387,8 +391,8 @@ def bisect(target, good, bad, anchors, repo, fmt, config_path):
     from .model import Citation, SourceLocation
 
     config = _config(config_path)
-    good_pin, bad_pin = _resolve_pin(config, good), _resolve_pin(config, bad)
     factory = _repository_factory(repo, config)
+    good_pin, bad_pin = _resolve_pin(config, good, factory), _resolve_pin(config, bad, factory)
     repository = factory()
     m = _re.match(r"^(.+\.md):(\d+)(?::(\d+))?$", target)
     fact_id, field = split_ref(target, set(registry()))
@@ -474,13 +478,21 @@ def _load_findings(config: Config, paths) -> list:
     return [load_findings_file(p) for p in collect_markdown(list(paths))]
 
 
-def _resolve_pin(config: Config, ref: str | None):
+def _resolve_pin(config: Config, ref: str | None, factory=None):
+    """A pin name, a full SHA, or (given a repository) a tag of the DSH clone."""
     ref = ref or config.default_pin
     if not ref:
         raise InputError("no pin: pass --pin or set default_pin in dshaudit.toml")
     pin = config.resolve_pin(ref)
+    if pin is None and factory is not None:
+        sha = factory().resolve_tag(ref)
+        if sha:
+            from .model import Pin
+
+            pin = Pin(ref, sha)
     if pin is None:
-        raise InputError(f"pin {ref!r} is not in dshaudit.toml ({config.describe_pins()}) nor a full SHA")
+        tags = " nor a tag of the clone" if factory is not None else ""
+        raise InputError(f"pin {ref!r} is not in dshaudit.toml ({config.describe_pins()}), a full SHA{tags}")
     return pin
 
 

@@ -37,6 +37,12 @@ class Config:
             return Pin(ref[:12], ref)
         return None
 
+    def with_pin(self, pin: Pin) -> "Config":
+        """This configuration plus an ad hoc pin (a tag named on the command line)."""
+        from dataclasses import replace
+
+        return replace(self, pins={**self.pins, pin.name: pin})
+
     def describe_pins(self) -> str:
         return ", ".join(sorted(self.pins)) or "none"
 

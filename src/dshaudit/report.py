@@ -175,6 +175,7 @@ def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], 
         })
     result = primary.result
     prior = [c for c in result.claims if c.claim.kind == "prior"]
+    drift = _drift(runs) if len(runs) > 1 else None
     return {
         "title": "DSH audit: claims versus code",
         "upstream": config.upstream_url,
@@ -194,7 +195,42 @@ def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], 
             "failed": len(result.failed) + len(result.failed_claims),
         },
         "findings": findings,
+        "drift": drift,
         "facts": [_fact(web, f) for f in primary.facts],
+    }
+
+
+def _drift(runs: list[PinRun]) -> dict:
+    """Every citation and claim against every pin, and the first pin where it stops holding."""
+    names = [run.pin.name if run.pin else "own pin" for run in runs]
+    rows: dict[tuple, dict] = {}
+    for i, run in enumerate(runs):
+        for v in run.result.verdicts:
+            row = rows.setdefault(("citation", *_pos(v.citation.source)), {
+                "kind": "citation", "source": str(v.citation.source), "text": v.citation.text, "statuses": [None] * len(runs),
+            })
+            row["statuses"][i] = (v.status.value, v.ok)
+        for v in run.result.claims:
+            row = rows.setdefault(("claim", *_pos(v.claim.source)), {
+                "kind": v.claim.kind, "source": str(v.claim.source), "text": v.claim.text, "statuses": [None] * len(runs),
+            })
+            # A prior claim "holds" while it says what the code says.
+            row["statuses"][i] = (v.status.value, v.status.value == "confirmed")
+    out = []
+    for key in sorted(rows, key=lambda k: (k[1], k[2], k[3], k[0])):
+        row = rows[key]
+        statuses = [s or ("not_checked", False) for s in row["statuses"]]
+        first = next((names[i] for i, (_, holds) in enumerate(statuses) if not holds), None)
+        out.append({
+            "kind": row["kind"], "source": row["source"], "text": row["text"],
+            "statuses": [s for s, _ in statuses], "first_failing": first,
+            "stable": len({s for s, _ in statuses}) == 1,
+        })
+    return {
+        "pins": names,
+        "rows": out,
+        "changed": sum(1 for r in out if not r["stable"]),
+        "first_failing_counts": {n: sum(1 for r in out if r["first_failing"] == n) for n in names},
     }
 
 

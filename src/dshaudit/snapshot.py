@@ -131,6 +131,15 @@ class DshRepository:
 
     # -- reading -----------------------------------------------------------------
 
+    def resolve_tag(self, name: str) -> str | None:
+        """The commit a tag names, if it is a tag of this clone."""
+        if not re.fullmatch(r"[A-Za-z0-9][\w.\-/]*", name) or ".." in name:
+            return None
+        try:
+            return self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"refs/tags/{name}^{{commit}}")
+        except GitCommandError:
+            return None
+
     def is_shallow(self) -> bool:
         return (Path(self.repo.git_dir) / "shallow").exists()
 
