@@ -41,8 +41,14 @@ def handle_errors(fn):
 
     @wraps(fn)
     def wrapper(*args, **kwargs):
+        from . import cache
+
         try:
-            return fn(*args, **kwargs)
+            cache.begin()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                cache.end()
         except DshauditError as exc:
             click.echo(f"dshaudit: {terminal_safe(str(exc))}", err=True)
             sys.exit(exc.exit_code)

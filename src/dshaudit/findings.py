@@ -56,8 +56,26 @@ def split_front_matter(text: str, where: str) -> tuple[dict, int]:
     raise InputError(f"{where}:1: front matter opened with '---' is never closed")
 
 
+BLOCKS_VERSION = "1"  # bump when _blocks changes what it returns
+
+
 def _prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Line ranges [a, b) of prose blocks, and of fenced blocks, below the front matter."""
+    """Line ranges [a, b) of prose blocks, and of fenced blocks, below the front
+    matter; remembered by the text's digest, since Markdown parsing is the
+    slow part of reading findings."""
+    from . import cache
+
+    key = cache.digest(BLOCKS_VERSION, str(skip), text)
+    shard = cache.current().shard("markdown-blocks", BLOCKS_VERSION)
+    hit = shard.get(key)
+    if hit is None:
+        chunks, fences = _blocks(text, skip)
+        hit = {"chunks": chunks, "fences": fences}
+        shard.put(key, hit)
+    return [tuple(c) for c in hit["chunks"]], [tuple(f) for f in hit["fences"]]
+
+
+def _blocks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     lines = text.split("\n")
     masked = "\n" * skip + "\n".join(lines[skip:])
     excluded = [False] * len(lines)

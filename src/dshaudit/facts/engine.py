@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 
 import tree_sitter
 
+from ..cache import digest
 from ..model import Evidence, LineRange
 from ..snapshot import Snapshot
 from ..symbols import language_for, parse
@@ -116,44 +117,87 @@ def load_query(name: str, tsx: bool) -> tree_sitter.Query:
 
 
 class FactContext:
-    """What a reducer may ask of a snapshot. Caches per blob, so detectors that
-    look at the same file share one read and one parse."""
+    """What detectors may ask of a snapshot. Blobs are read in batches, each
+    file is parsed at most once per run, and the per-file work of every
+    detector is cached by blob id (see cache.py), so a blob seen before is
+    neither read nor parsed again."""
 
-    def __init__(self, snapshot: Snapshot):
+    def __init__(self, snapshot: Snapshot, cache=None, prefilter: bool = True):
+        from ..cache import Cache
+
         self.snapshot = snapshot
-        self._blob_ids: dict[str, str] | None = None
+        self.cache = cache if cache is not None else Cache(None)
+        self.prefilter = prefilter
+        self._blobs: dict[str, bytes] = {}
         self._trees: dict[tuple[str, str], tree_sitter.Tree] = {}
+        self._paths: dict[tuple, list[str]] = {}
 
     # -- paths and text --------------------------------------------------------
 
     def blob_ids(self) -> dict[str, str]:
-        if self._blob_ids is None:
-            self._blob_ids = self.snapshot.blob_ids()
-        return self._blob_ids
+        return self.snapshot.blob_ids()
 
     def paths(self, globs: list[str], exclude_tests: bool = False) -> list[str]:
-        regexes = [glob_regex(g) for g in globs]
-        return [
-            p
-            for p in self.blob_ids()
-            if any(r.match(p) for r in regexes) and not (exclude_tests and is_test_path(p))
-        ]
+        key = (tuple(globs), exclude_tests)
+        if key not in self._paths:
+            regexes = [glob_regex(g) for g in globs]
+            self._paths[key] = [
+                p
+                for p in self.blob_ids()
+                if any(r.match(p) for r in regexes) and not (exclude_tests and is_test_path(p))
+            ]
+        return self._paths[key]
+
+    def load(self, paths: list[str]) -> None:
+        """Read the blobs of these paths in one batch, those not read yet."""
+        ids = self.blob_ids()
+        missing = [ids[p] for p in paths if p in ids and ids[p] not in self._blobs]
+        if missing:
+            self._blobs.update(self.snapshot.read_many(missing))
+
+    def forget(self, paths: list[str]) -> None:
+        """Drop the bytes of these paths (a later read fetches them again)."""
+        ids = self.blob_ids()
+        for p in paths:
+            self._blobs.pop(ids.get(p, ""), None)
 
     def read(self, path: str) -> bytes:
         blob = self.blob_ids().get(path)
         if blob is None:
             raise CannotEvaluate(f"{path} does not exist at this pin")
-        return self.snapshot.read(blob)
+        if blob not in self._blobs:
+            self._blobs[blob] = self.snapshot.read(blob)
+        return self._blobs[blob]
 
     def text(self, path: str) -> str:
         return self.read(path).decode("utf-8", "replace")
 
-    def grep(self, needle: str, paths: list[str]) -> list[str]:
-        """The paths among `paths` whose content holds `needle` (fixed string)."""
-        if not paths:
-            return []
-        hits = set(self.snapshot.grep_files(needle))
-        return [p for p in paths if p in hits]
+    def files_with(self, needle: str, globs: list[str], exclude_tests: bool = False, *, filter_only: bool = True) -> list[str]:
+        """Paths matching `globs` whose content holds `needle`, remembered per blob.
+        As a prefilter (`filter_only`), it can be switched off: then every path
+        matching the globs is returned and the detector must find nothing more."""
+        paths = self.paths(globs, exclude_tests)
+        if filter_only and not self.prefilter:
+            return paths
+        needles = all_needles()
+        if needle not in needles:
+            raise ValueError(f"needle {needle!r} is not declared in registry.toml")
+        bit = 1 << needles.index(needle)
+        shard = self.cache.shard("needles", digest(NEEDLE_VERSION, *needles))
+        ids = self.blob_ids()
+        unknown = [p for p in paths if shard.get(ids[p]) is None]
+        encoded = [n.encode("utf-8") for n in needles]
+        # Every declared needle is looked for in one read of each blob, in
+        # batches whose bytes are let go unless a detector will parse them.
+        for i in range(0, len(unknown), 400):
+            chunk = unknown[i:i + 400]
+            had = {ids[p] for p in chunk if ids[p] in self._blobs}
+            self.load(chunk)
+            for p in chunk:
+                data = self._blobs[ids[p]]
+                shard.put(ids[p], sum(1 << k for k, n in enumerate(encoded) if n in data))
+            self.forget([p for p in chunk if ids[p] not in had and not (shard.get(ids[p]) & PARSED_NEEDLE_MASK())])
+        return [p for p in paths if shard.get(ids[p]) & bit]
 
     # -- syntax ------------------------------------------------------------------
 
@@ -163,19 +207,14 @@ class FactContext:
             self._trees[key] = parse(path, self.read(path))
         return self._trees[key]
 
-    def query(self, query_name: str, paths: list[str], needle: str | None = None) -> list[Match]:
-        """Run one query over each file (holding `needle`, when given), in path order.
-        A parse error on a line holding the needle makes the answer unknowable."""
-        files = self.grep(needle, paths) if needle else paths
-        matches = []
-        for path in sorted(files):
-            tree = self.tree(path)
-            if tree.root_node.has_error and needle:
-                self._refuse_if_error_near(path, tree, needle)
-            query = load_query(query_name, path.endswith(".tsx"))
-            for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
-                matches.append(Match(path, captures))
-        return matches
+    def matches(self, query_name: str, path: str, needle: str | None) -> list[Match]:
+        """One query over one file. A parse error on a line holding the needle
+        makes the answer unknowable: CannotEvaluate, not an undercount."""
+        tree = self.tree(path)
+        if tree.root_node.has_error and needle:
+            self._refuse_if_error_near(path, tree, needle)
+        query = load_query(query_name, path.endswith(".tsx"))
+        return [Match(path, captures) for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node)]
 
     def _refuse_if_error_near(self, path: str, tree: tree_sitter.Tree, needle: str) -> None:
         lines = self.text(path).split("\n")
@@ -194,6 +233,28 @@ class FactContext:
                     )
                 continue
             stack.extend(c for c in node.children if c.has_error or c.is_error or c.is_missing)
+
+
+def all_needles() -> list[str]:
+    """Every literal a detector filters on, in a stable order (bit k of a blob's mask is needle k)."""
+    from . import registry
+
+    needles = {spec.needle for spec in registry().values() if spec.needle}
+    needles |= {spec.params["mention"] for spec in registry().values() if "mention" in spec.params}
+    return sorted(needles)
+
+
+def PARSED_NEEDLE_MASK() -> int:  # noqa: N802 - a constant, computed once the registry is loaded
+    """Needles of query detectors: blobs holding one will be parsed, so their bytes are kept."""
+    from . import registry
+
+    needles = all_needles()
+    return sum(1 << needles.index(s.needle) for s in registry().values() if s.needle and s.query)
+
+
+# Bump when the meaning of cached needle or per-file results changes.
+NEEDLE_VERSION = "1"
+ENGINE_VERSION = "1"
 
 
 _WRAPPERS = frozenset({"as_expression", "satisfies_expression", "non_null_expression", "parenthesized_expression"})

@@ -1,8 +1,15 @@
-"""Reducers: matches (or the snapshot) in, a Measurement out.
+"""Reducers: how matches become a fact's value.
 
-Each takes the FactContext, the detector's spec and the query matches (empty
-for detectors without a query), and returns the value, derived fields and the
-evidence it rests on. They stay small: the structure lives in the queries.
+A detector that reads syntax or text does it in two steps, so that its work
+on one file can be cached by blob id and never redone:
+
+- `per_file(spec, path, matches_or_text) -> partial`: JSON-able facts about
+  one file (names found, literal values, evidence as [path, first, last]);
+- `combine(spec, ctx, partials) -> Measurement`: the fact's value from the
+  partials of every file it read, in path order.
+
+A detector about the tree as a whole (manifests, file counts) is one
+`whole(ctx, spec) -> Measurement`: it reads a few small files or only paths.
 """
 
 from __future__ import annotations
@@ -20,7 +27,6 @@ from .engine import (
     FactContext,
     Match,
     Measurement,
-    evidence_of,
     glob_regex,
     is_test_path,
     js_literal,
@@ -28,17 +34,47 @@ from .engine import (
     unwrap,
 )
 
-REDUCERS = {}
+PER_FILE = {}  # name -> per_file(spec, path, matches) for query detectors
+PER_TEXT = {}  # name -> per_file(spec, path, text) for text detectors
+COMBINE = {}  # name -> combine(spec, ctx, partials)
+WHOLE = {}  # name -> whole(ctx, spec)
 
 
-def reducer(fn):
-    REDUCERS[fn.__name__] = fn
+def per_file(name):
+    def register(fn):
+        PER_FILE[name] = fn
+        return fn
+
+    return register
+
+
+def per_text(name):
+    def register(fn):
+        PER_TEXT[name] = fn
+        return fn
+
+    return register
+
+
+def combine(name):
+    def register(fn):
+        COMBINE[name] = fn
+        return fn
+
+    return register
+
+
+def whole(fn):
+    WHOLE[fn.__name__] = fn
     return fn
 
 
-def _require(matches: list[Match], spec) -> None:
-    if not matches:
-        raise CannotEvaluate(f"nothing matched in {', '.join(spec.paths)}: the code this fact reads is not there")
+def ev(path: str, node: tree_sitter.Node) -> list:
+    return [path, node.start_point[0] + 1, node.end_point[0] + 1]
+
+
+def evidence(items) -> tuple[Evidence, ...]:
+    return tuple(Evidence(p, LineRange(a, b)) for p, a, b in items)
 
 
 def _walk(node: tree_sitter.Node):
@@ -54,72 +90,99 @@ def _line_of(text: str, needle: str, start: int = 0) -> int | None:
     return None if i < 0 else text.count("\n", 0, i) + 1
 
 
+def _require(items, spec) -> None:
+    if not items:
+        raise CannotEvaluate(f"nothing matched in {', '.join(spec.paths)}: the code this fact reads is not there")
+
+
+def _flat(partials, key: str) -> list:
+    return [item for _, partial in partials for item in partial.get(key, [])]
+
+
 # -- generic -------------------------------------------------------------------
 
 
-@reducer
-def captured_names(ctx: FactContext, spec, matches: list[Match]) -> Measurement:
-    """The text of one capture across matches, in source order; field `count`."""
-    _require(matches, spec)
+@per_file("captured_names")
+def _(spec, path, matches: list[Match]) -> dict:
     capture, node = spec.params["capture"], spec.params.get("node", spec.params["capture"])
-    names = [m.text(capture) for m in matches]
-    evidence = tuple(evidence_of(m.path, m.node(node)) for m in matches)
-    return Measurement(names, {"count": len(names), "names": sorted(names)}, evidence)
+    return {"names": [[m.text(capture), ev(path, m.node(node))] for m in matches]}
 
 
-@reducer
-def single_literal(ctx: FactContext, spec, matches: list[Match]) -> Measurement:
-    """The literal value of the `@value` capture where `@key` is params.key; all sites must agree."""
+@combine("captured_names")
+def _(spec, ctx, partials) -> Measurement:
+    found = _flat(partials, "names")
+    _require(found, spec)
+    names = [n for n, _ in found]
+    return Measurement(names, {"count": len(names), "names": sorted(names)}, evidence(e for _, e in found))
+
+
+@per_file("single_literal")
+def _(spec, path, matches: list[Match]) -> dict:
     key = spec.params["key"]
-    sites = [m for m in matches if m.text("key") == key]
+    return {"values": [[js_literal(m.node("value")), ev(path, m.node("value"))] for m in matches if m.text("key") == key]}
+
+
+@combine("single_literal")
+def _(spec, ctx, partials) -> Measurement:
+    key = spec.params["key"]
+    sites = _flat(partials, "values")
     _require(sites, spec)
-    values = [js_literal(m.node("value")) for m in sites]
-    evidence = tuple(evidence_of(m.path, m.node("value")) for m in sites)
+    values = [v for v, _ in sites]
+    found = evidence(e for _, e in sites)
     distinct = sorted({json.dumps(v) for v in values})
     if len(distinct) != 1:
-        raise CannotEvaluate(f"{key} is given {len(distinct)} different values: {', '.join(distinct)}", evidence)
+        raise CannotEvaluate(f"{key} is given {len(distinct)} different values: {', '.join(distinct)}", found)
     value = values[0]
     fields = {"sites": len(sites)}
     if spec.params.get("minutes") and isinstance(value, (int, float)):
         fields["minutes"] = value / 60_000
-    return Measurement(value, fields, evidence)
+    return Measurement(value, fields, found)
 
 
 # -- structural ----------------------------------------------------------------
 
 
-@reducer
-def static_loader_plugins(ctx: FactContext, spec, matches: list[Match]) -> Measurement:
-    imported: dict[str, Match] = {}
-    mounts: dict[str, list[Evidence]] = {}
+@per_file("static_loader_plugins")
+def _(spec, path, matches: list[Match]) -> dict:
+    imported, used = {}, []
     for m in matches:
         if m.node("plugin") is not None:
-            imported[m.text("plugin")] = m
+            imported[m.text("plugin")] = ev(path, m.node("import"))
     for m in matches:
-        used = set()
+        names = set()
         if m.node("mounted") is not None:
-            used.add(m.text("mounted"))
+            names.add(m.text("mounted"))
         if m.node("mounted_expr") is not None:
-            used |= {n.text.decode() for n in _walk(m.node("mounted_expr")) if n.type == "identifier"}
-        for name in used & imported.keys():
-            mounts.setdefault(name, []).append(evidence_of(m.path, m.node("mount")))
-    plugins = sorted(mounts)
+            names |= {n.text.decode() for n in _walk(m.node("mounted_expr")) if n.type == "identifier"}
+        for name in sorted(names):
+            used.append([name, ev(path, m.node("mount"))])
+    return {"imported": imported, "used": used}
+
+
+@combine("static_loader_plugins")
+def _(spec, ctx, partials) -> Measurement:
+    imported: dict[str, list] = {}
+    for _, partial in partials:
+        imported.update(partial["imported"])
     if not imported:
         raise CannotEvaluate(f"no `@deepseek-ai/cordis-plugin-*` default import in {', '.join(spec.paths)}")
-    evidence = [evidence_of(imported[p].path, imported[p].node("import")) for p in plugins]
-    evidence += [e for p in plugins for e in mounts[p]]
+    mounts: dict[str, list] = {}
+    for name, where in _flat(partials, "used"):
+        if name in imported:
+            mounts.setdefault(name, []).append(where)
+    plugins = sorted(mounts)
+    found = [imported[p] for p in plugins] + [e for p in plugins for e in mounts[p]]
     return Measurement(
         plugins,
         {"count": len(plugins), "imported": sorted(imported), "mount_sites": sum(len(mounts[p]) for p in plugins)},
-        tuple(sorted(set(evidence))),
+        tuple(sorted(set(evidence(found)))),
     )
 
 
 def _surface_kind(node: tree_sitter.Node) -> str:
     node = unwrap(node)
-    value = js_literal(node)
     if node.type == "string":
-        return str(value)
+        return str(js_literal(node))
     if node.type == "object":
         for pair in node.named_children:
             if pair.type == "pair" and pair.child_by_field_name("key").text.decode() in ("op", "'op'"):
@@ -129,24 +192,26 @@ def _surface_kind(node: tree_sitter.Node) -> str:
     return "computed"
 
 
-@reducer
-def surface_op_kinds(ctx: FactContext, spec, matches: list[Match]) -> Measurement:
-    _require(matches, spec)
+@per_file("surface_op_kinds")
+def _(spec, path, matches: list[Match]) -> dict:
+    return {"sites": [[_surface_kind(m.node("value")), ev(path, m.node("pair"))] for m in matches]}
+
+
+@combine("surface_op_kinds")
+def _(spec, ctx, partials) -> Measurement:
+    sites = _flat(partials, "sites")
+    _require(sites, spec)
     by_package: dict[str, set[str]] = {}
-    evidence = []
-    for m in matches:
-        kind = _surface_kind(m.node("value"))
-        by_package.setdefault(package_of(m.path), set()).add(kind)
-        evidence.append(evidence_of(m.path, m.node("pair")))
+    for kind, (path, _, _) in sites:
+        by_package.setdefault(package_of(path), set()).add(kind)
     value = {pkg: sorted(kinds) for pkg, kinds in sorted(by_package.items())}
-    agent_loop = spec.params["agent_loop"]
     fields = {
-        "agent_loop": value.get(agent_loop, []),
+        "agent_loop": value.get(spec.params["agent_loop"], []),
         "replace_packages": sorted(p for p, kinds in value.items() if "replace" in kinds),
         "kinds": sorted({k for kinds in value.values() for k in kinds}),
-        "sites": len(matches),
+        "sites": len(sites),
     }
-    return Measurement(value, fields, tuple(evidence))
+    return Measurement(value, fields, evidence(e for _, e in sites))
 
 
 def _depth_limit_of(obj: tree_sitter.Node) -> bool | None:
@@ -159,6 +224,7 @@ def _depth_limit_of(obj: tree_sitter.Node) -> bool | None:
 
 def _object_in(node: tree_sitter.Node) -> tree_sitter.Node | None:
     """The object literal a capabilities value holds, through `Object.freeze({...})`."""
+    node = unwrap(node)
     if node.type == "object":
         return node
     if node.type == "call_expression":
@@ -169,55 +235,62 @@ def _object_in(node: tree_sitter.Node) -> tree_sitter.Node | None:
     return None
 
 
-@reducer
-def depth_limit(ctx: FactContext, spec, matches: list[Match]) -> Measurement:
-    _require(matches, spec)
-    constants: dict[str, tuple[bool | None, Evidence]] = {}
+@per_file("depth_limit")
+def _(spec, path, matches: list[Match]) -> dict:
+    constants, providers = [], []
     for m in matches:
         if m.node("constant") is not None:
             obj = _object_in(m.node("constant_value"))
-            constants[m.text("constant")] = (
-                _depth_limit_of(obj) if obj is not None else None,
-                evidence_of(m.path, m.node("constant_declaration")),
-            )
-    providers = {}
-    evidence = []
-    mentions = ctx.snapshot.grep_files(spec.params["mention"])
-    for m in matches:
-        if m.node("provider") is None:
-            continue
-        value_node = m.node("value")
-        package = package_of(m.path)
-        obj = _object_in(value_node)
-        if obj is not None:
-            limit, declared = _depth_limit_of(obj), "explicit"
-        elif value_node.type == "identifier" and value_node.text.decode() in constants:
-            name = value_node.text.decode()
-            limit, where = constants[name]
-            declared = f"inherited from {name}"
-            evidence.append(where)
+            constants.append([m.text("constant"), _depth_limit_of(obj) if obj is not None else None,
+                              ev(path, m.node("constant_declaration"))])
+        elif m.node("provider") is not None:
+            value = unwrap(m.node("value"))
+            obj = _object_in(value)
+            if obj is not None:
+                ref = {"explicit": _depth_limit_of(obj)}
+            elif value.type == "identifier":
+                ref = {"constant": value.text.decode()}
+            else:
+                ref = {"computed": ev(path, value)}
+            providers.append([m.text("provider"), ref, ev(path, m.node("declaration"))])
+    return {"constants": constants, "providers": providers}
+
+
+@combine("depth_limit")
+def _(spec, ctx, partials) -> Measurement:
+    constants = {name: (limit, where) for name, limit, where in _flat(partials, "constants")}
+    mentions = ctx.files_with(spec.params["mention"], spec.params["mention_paths"], filter_only=False)
+    providers, found = {}, []
+    for cls, ref, where in _flat(partials, "providers"):
+        package = package_of(where[0])
+        if "explicit" in ref:
+            limit, declared = ref["explicit"], "explicit"
+        elif ref.get("constant") in constants:
+            limit, origin = constants[ref["constant"]]
+            declared = f"inherited from {ref['constant']}"
+            found.append(origin)
         else:
+            at = ref.get("computed", where)
             raise CannotEvaluate(
-                f"{m.path}:{value_node.start_point[0] + 1}: capabilities of {m.text('provider')} are computed; "
-                "their depthLimit cannot be read from the syntax tree",
-                (evidence_of(m.path, value_node),),
+                f"{at[0]}:{at[1]}: capabilities of {cls} are computed; their depthLimit cannot be read from the syntax tree",
+                evidence([at]),
             )
         key = PurePosixPath(package).name
         if key in providers:
             raise CannotEvaluate(
-                f"{package} declares two providers ({providers[key]['class']}, {m.text('provider')}); "
-                "the rule counts one per package",
-                (evidence_of(m.path, m.node("declaration")),),
+                f"{package} declares two providers ({providers[key]['class']}, {cls}); the rule counts one per package",
+                evidence([where]),
             )
         providers[key] = {
-            "class": m.text("provider"),
+            "class": cls,
             "depthLimit": limit,
             "declared": declared,
             "mentions_delegation_depth": any(p.startswith(package + "/") for p in mentions),  # any file, tests too
         }
-        evidence.append(evidence_of(m.path, m.node("declaration")))
+        found.append(where)
+    _require(providers, spec)
     shared_file = spec.params["shared_default_file"]
-    shared = [v for n, v in constants.items() if v[1].path == shared_file]
+    shared = [v for v in constants.values() if v[1][0] == shared_file]
     if len(shared) != 1:
         raise CannotEvaluate(f"expected one shared SubagentCapabilities constant in {shared_file}, found {len(shared)}")
     value = dict(sorted(providers.items()))
@@ -229,7 +302,7 @@ def depth_limit(ctx: FactContext, spec, matches: list[Match]) -> Measurement:
         "without_delegation_depth": sorted(p for p, v in value.items() if not v["mentions_delegation_depth"]),
         "count": len(value),
     }
-    return Measurement(value, fields, tuple(sorted(set(evidence))))
+    return Measurement(value, fields, tuple(sorted(set(evidence(found)))))
 
 
 _FUNCTIONS = frozenset({"function_declaration", "function_expression", "arrow_function", "method_definition", "generator_function_declaration"})
@@ -262,13 +335,10 @@ def _deduplicates(fn: tree_sitter.Node) -> tree_sitter.Node | None:
     return None
 
 
-@reducer
-def snapshot_producers(ctx: FactContext, spec, matches: list[Match]) -> Measurement:
-    _require(matches, spec)
-    producers = {}
-    evidence = []
+@per_file("snapshot_producers")
+def _(spec, path, matches: list[Match]) -> dict:
+    sites = []
     for m in matches:
-        package = package_of(m.path)
         fn = _enclosing_function(m.node("pair"))
         scope = fn if fn is not None else m.node("pair")
         guard = _deduplicates(scope) if fn is not None else None
@@ -277,31 +347,42 @@ def snapshot_producers(ctx: FactContext, spec, matches: list[Match]) -> Measurem
             for p in _walk(scope)
             if p.type == "pair" and p.child_by_field_name("key").text.decode() == "surfaceOp"
         })
-        entry = producers.setdefault(package, {"sites": [], "deduplicates": False, "surface_ops": set()})
-        entry["sites"].append(f"{m.path}:{m.node('pair').start_point[0] + 1}")
-        entry["deduplicates"] |= guard is not None
-        entry["surface_ops"] |= set(ops)
-        evidence.append(evidence_of(m.path, m.node("pair")))
-        if guard is not None:
-            evidence.append(evidence_of(m.path, guard))
+        sites.append({"site": ev(path, m.node("pair")), "guard": ev(path, guard) if guard is not None else None, "ops": ops})
+    return {"sites": sites}
+
+
+@combine("snapshot_producers")
+def _(spec, ctx, partials) -> Measurement:
+    sites = _flat(partials, "sites")
+    _require(sites, spec)
+    producers, found = {}, []
+    for s in sites:
+        path, line, _ = s["site"]
+        entry = producers.setdefault(package_of(path), {"sites": [], "deduplicates": False, "surface_ops": set()})
+        entry["sites"].append(f"{path}:{line}")
+        entry["deduplicates"] |= s["guard"] is not None
+        entry["surface_ops"] |= set(s["ops"])
+        found.append(s["site"])
+        if s["guard"] is not None:
+            found.append(s["guard"])
     value = {
         pkg: {"sites": v["sites"], "deduplicates": v["deduplicates"], "surface_ops": sorted(v["surface_ops"])}
         for pkg, v in sorted(producers.items())
     }
+    name = lambda p: PurePosixPath(p).name  # noqa: E731
     fields = {
         "count": len(value),
-        "producers": sorted(PurePosixPath(p).name for p in value),
-        "deduplicating": sorted(PurePosixPath(p).name for p, v in value.items() if v["deduplicates"]),
-        "not_deduplicating": sorted(PurePosixPath(p).name for p, v in value.items() if not v["deduplicates"]),
-        "setting_surface_op": sorted(PurePosixPath(p).name for p, v in value.items() if v["surface_ops"]),
+        "producers": sorted(name(p) for p in value),
+        "deduplicating": sorted(name(p) for p, v in value.items() if v["deduplicates"]),
+        "not_deduplicating": sorted(name(p) for p, v in value.items() if not v["deduplicates"]),
+        "setting_surface_op": sorted(name(p) for p, v in value.items() if v["surface_ops"]),
     }
-    return Measurement(value, fields, tuple(sorted(set(evidence))))
+    return Measurement(value, fields, tuple(sorted(set(evidence(found)))))
 
 
-@reducer
-def retired_header_fields(ctx: FactContext, spec, matches: list[Match]) -> Measurement:
-    fields_found: set[str] = set()
-    evidence = []
+@per_file("retired_header_fields")
+def _(spec, path, matches: list[Match]) -> dict:
+    guards = []
     for m in matches:
         found = set()
         for call in _walk(m.node("condition")):
@@ -312,32 +393,40 @@ def retired_header_fields(ctx: FactContext, spec, matches: list[Match]) -> Measu
                 continue
             if call.parent is not None and call.parent.type == "unary_expression" and call.parent.child(0).type == "!":
                 continue  # `!Object.hasOwn(x, 'f')` throws when f is missing: a required field, not a retired one
-            args = [a for a in call.child_by_field_name("arguments").named_children]
+            args = call.child_by_field_name("arguments").named_children
             if len(args) == 2 and args[1].type == "string":
                 found.add(str(js_literal(args[1])))
         if found:
-            fields_found |= found
-            evidence.append(evidence_of(m.path, m.node("guard")))
-    if not fields_found:
+            guards.append([sorted(found), ev(path, m.node("guard"))])
+    return {"guards": guards}
+
+
+@combine("retired_header_fields")
+def _(spec, ctx, partials) -> Measurement:
+    guards = _flat(partials, "guards")
+    if not guards:
         raise CannotEvaluate(f"no throwing `Object.hasOwn` guard in {', '.join(spec.paths)}")
-    names = sorted(fields_found)
-    return Measurement(names, {"count": len(names)}, tuple(evidence))
+    names = sorted({f for fields, _ in guards for f in fields})
+    return Measurement(names, {"count": len(names)}, evidence(e for _, e in guards))
 
 
-@reducer
-def approval_fallback(ctx: FactContext, spec, matches: list[Match]) -> Measurement:
-    outcomes = []
-    evidence = []
+@per_file("approval_fallback")
+def _(spec, path, matches: list[Match]) -> dict:
+    out = []
     for m in matches:
-        strings = [n for n in _walk(m.node("fallback")) if n.type == "string"]
-        for s in strings:
-            outcomes.append(str(js_literal(s)))
-            evidence.append(evidence_of(m.path, m.node("site")))
-    if not outcomes:
+        for s in (n for n in _walk(m.node("fallback")) if n.type == "string"):
+            out.append([str(js_literal(s)), ev(path, m.node("site"))])
+    return {"outcomes": out}
+
+
+@combine("approval_fallback")
+def _(spec, ctx, partials) -> Measurement:
+    found = _flat(partials, "outcomes")
+    if not found:
         raise CannotEvaluate(f"no fallback outcome found in {', '.join(spec.paths)}")
-    distinct = sorted(set(outcomes))
+    distinct = sorted({o for o, _ in found})
     value = distinct[0] if len(distinct) == 1 else distinct
-    return Measurement(value, {"outcomes": distinct, "sites": len(outcomes)}, tuple(sorted(set(evidence))))
+    return Measurement(value, {"outcomes": distinct, "sites": len(found)}, tuple(sorted(set(evidence(e for _, e in found)))))
 
 
 # -- manifests -----------------------------------------------------------------
@@ -358,7 +447,7 @@ def _key_evidence(ctx: FactContext, path: str, key: str) -> Evidence:
     return Evidence(path, LineRange(line, line))
 
 
-@reducer
+@whole
 def workspace_packages(ctx: FactContext, spec, matches) -> Measurement:
     path = spec.paths[0]
     try:
@@ -381,7 +470,7 @@ def workspace_packages(ctx: FactContext, spec, matches) -> Measurement:
     return Measurement(len(members), {"count": len(members), "members": members, "families": families, "family_count": len(families)}, evidence)
 
 
-@reducer
+@whole
 def root_dependencies(ctx: FactContext, spec, matches) -> Measurement:
     data = _json(ctx, "package.json")
     prod, dev = data.get("dependencies") or {}, data.get("devDependencies") or {}
@@ -393,7 +482,7 @@ def root_dependencies(ctx: FactContext, spec, matches) -> Measurement:
     )
 
 
-@reducer
+@whole
 def vendored_packages(ctx: FactContext, spec, matches) -> Measurement:
     manifests = ctx.paths(spec.paths)
     names = sorted(str(_json(ctx, p).get("name", PurePosixPath(p).parent.name)) for p in manifests)
@@ -401,7 +490,7 @@ def vendored_packages(ctx: FactContext, spec, matches) -> Measurement:
     return Measurement(names, {"count": len(names), "folders": sorted(str(PurePosixPath(p).parent) for p in manifests)}, evidence)
 
 
-@reducer
+@whole
 def patches(ctx: FactContext, spec, matches) -> Measurement:
     files = ctx.paths(spec.paths)
     declared = {}
@@ -416,7 +505,7 @@ def patches(ctx: FactContext, spec, matches) -> Measurement:
     return Measurement(specs, {"count": len(specs), "files": files, "declared": sorted(declared)}, evidence)
 
 
-@reducer
+@whole
 def sdk_dependencies(ctx: FactContext, spec, matches) -> Measurement:
     value, fields, evidence = {}, {}, []
     for label, (path, dep) in sorted(spec.params.items()):
@@ -440,7 +529,7 @@ def sdk_dependencies(ctx: FactContext, spec, matches) -> Measurement:
 # -- scale ---------------------------------------------------------------------
 
 
-@reducer
+@whole
 def typescript_files(ctx: FactContext, spec, matches) -> Measurement:
     files = ctx.paths(spec.paths)
     test = [p for p in files if is_test_path(p)]
@@ -455,7 +544,7 @@ def typescript_files(ctx: FactContext, spec, matches) -> Measurement:
     return Measurement(len(files), fields, ())
 
 
-@reducer
+@whole
 def test_files(ctx: FactContext, spec, matches) -> Measurement:
     files = ctx.paths(spec.paths)
     vitest = re.compile(r"(^|/)vitest[^/]*\.config\.ts$")
@@ -469,7 +558,7 @@ def test_files(ctx: FactContext, spec, matches) -> Measurement:
     return Measurement(dict(fields), fields, evidence)
 
 
-@reducer
+@whole
 def docs_by_language(ctx: FactContext, spec, matches) -> Measurement:
     files = ctx.paths(spec.paths)
     chinese = sum(p.endswith(".zh.md") for p in files)
@@ -477,24 +566,38 @@ def docs_by_language(ctx: FactContext, spec, matches) -> Measurement:
     return Measurement(len(files), fields, ())
 
 
-@reducer
-def markers(ctx: FactContext, spec, matches) -> Measurement:
-    words = spec.params["words"]
-    allowed = set(ctx.paths(spec.paths))
-    hits = [h for h in ctx.snapshot.grep_lines("|".join(words), word=True) if h[0] in allowed]
-    per_word = {w: sum(bool(re.search(rf"\b{w}\b", text)) for _, _, text in hits) for w in words}
-    evidence = tuple(Evidence(p, LineRange(n, n)) for p, n, _ in hits)
-    return Measurement(len(hits), {"lines": len(hits), **per_word}, evidence)
+@per_text("markers")
+def _(spec, path, text: str) -> dict:
+    if not any(w in text for w in spec.params["words"]):
+        return {"lines": []}
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, spec.params["words"])) + r")\b")
+    return {"lines": [[n, sorted(set(pattern.findall(line)))] for n, line in enumerate(text.split("\n"), 1) if pattern.search(line)]}
 
 
-@reducer
-def absent_strings(ctx: FactContext, spec, matches) -> Measurement:
-    value = {}
-    evidence = []
+@combine("markers")
+def _(spec, ctx, partials) -> Measurement:
+    hits = [(path, n, words) for path, partial in partials for n, words in partial["lines"]]
+    per_word = {w: sum(w in words for _, _, words in hits) for w in spec.params["words"]}
+    return Measurement(len(hits), {"lines": len(hits), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n, _ in hits))
+
+
+@per_text("absent_strings")
+def _(spec, path, text: str) -> dict:
+    lowered = text.lower()
+    out = {}
     for s in spec.params["strings"]:
-        hits = ctx.snapshot.grep_lines(re.escape(s), ignore_case=True)
-        value[s] = len({p for p, _, _ in hits})
-        evidence += [Evidence(p, LineRange(n, n)) for p, n, _ in hits[:50]]
+        if s.lower() in lowered:
+            out[s] = [n for n, line in enumerate(lowered.split("\n"), 1) if s.lower() in line]
+    return {"hits": out}
+
+
+@combine("absent_strings")
+def _(spec, ctx, partials) -> Measurement:
+    value, found = {}, []
+    for s in spec.params["strings"]:
+        files = [(path, partial["hits"][s]) for path, partial in partials if s in partial["hits"]]
+        value[s] = len(files)
+        found += [Evidence(p, LineRange(n, n)) for p, lines in files for n in lines][:50]
     fields = {f"{s}_files": n for s, n in value.items()}
     fields["total_files"] = sum(value.values())
-    return Measurement(value, fields, tuple(evidence))
+    return Measurement(value, fields, tuple(found))

@@ -1,0 +1,104 @@
+"""The cache and the literal prefilter change how fast answers come, never the answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import run_cli, write_findings
+from fixture_repo import write_config
+
+from dshaudit.cache import Cache
+from dshaudit.facts import measure
+from dshaudit.formats.json import fact_dict
+from dshaudit.model import Pin
+from dshaudit.snapshot import DshRepository
+
+CLAIMS = (
+    "`claim: core.context-builtin-services.count >= 1`\n"
+    "`claim: session.surface-op-kinds.kinds contains append`\n"
+    "`claim: scale.markers.lines >= 0`\n"
+)
+
+
+@pytest.fixture
+def facts_workspace(tmp_path, facts_repo, monkeypatch):
+    write_config(tmp_path, facts_repo, default_pin="v1")
+    (tmp_path / "findings").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSH_REPO", str(facts_repo.path))
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def outputs(*args):
+    return [run_cli(*a).stdout for a in args]
+
+
+COMMANDS = (("facts", "--format", "json", "--pin", "v1"), ("facts", "--format", "json", "--pin", "v4"),
+            ("check", "--format", "json"))
+
+
+def test_cold_warm_and_disabled_give_identical_output(facts_workspace, monkeypatch):
+    write_findings(facts_workspace, CLAIMS)
+    cold = outputs(*COMMANDS)
+    assert list((facts_workspace / "cache").rglob("*.json")), "the cold run filled the cache"
+    warm = outputs(*COMMANDS)
+    monkeypatch.setenv("DSHAUDIT_NO_CACHE", "1")
+    disabled = outputs(*COMMANDS)
+    assert cold == warm == disabled
+    assert json.loads(cold[2])["summary"]["claims"]["confirmed"] == 3
+
+
+def test_prefilter_changes_nothing(facts_repo):
+    repository = DshRepository.open(str(facts_repo.path), "unused")
+    for tag in ("v1", "v3", "v4"):
+        pin = Pin(tag, facts_repo.shas[tag])
+        on = [fact_dict(f) for f in measure(repository.snapshot(pin.sha), pin, prefilter=True)]
+        off = [fact_dict(f) for f in measure(repository.snapshot(pin.sha), pin, prefilter=False)]
+        assert on == off, tag
+
+
+def test_a_new_pin_reuses_per_blob_work(facts_repo, tmp_path):
+    """At a new commit only the changed blobs are parsed again."""
+    repository = DshRepository.open(str(facts_repo.path), "unused")
+    cache = Cache(tmp_path / "c")
+    measure(repository.snapshot(facts_repo.shas["v1"]), Pin("v1", facts_repo.shas["v1"]), cache=cache)
+    parsed = []
+    import dshaudit.facts.engine as engine
+
+    original = engine.parse
+    engine.parse = lambda path, source: parsed.append(path) or original(path, source)
+    try:
+        measure(repository.snapshot(facts_repo.shas["v2"]), Pin("v2", facts_repo.shas["v2"]), cache=Cache(tmp_path / "c"))
+    finally:
+        engine.parse = original
+    old, new = repository.snapshot(facts_repo.shas["v1"]).blob_ids(), repository.snapshot(facts_repo.shas["v2"]).blob_ids()
+    changed = {p for p, b in new.items() if old.get(p) != b}
+    assert parsed, "v2 changes files the detectors parse"
+    assert set(parsed) <= changed, set(parsed) - changed
+
+
+@pytest.mark.parametrize("damage", [b"", b"{not json", b'{"format": 1, "sha256": "0", "payload": {}}'])
+def test_corrupt_or_truncated_entries_are_rebuilt_not_trusted(facts_workspace, damage):
+    first = run_cli("facts", "--format", "json", "--pin", "v1").stdout
+    shards = sorted((facts_workspace / "cache").rglob("*.json"))
+    assert shards
+    for shard in shards:
+        shard.write_bytes(damage)
+    again = run_cli("facts", "--format", "json", "--pin", "v1")
+    assert again.exit_code == 0 and again.stdout == first
+    # Rebuilt: each shard is valid JSON with a checksum again.
+    for shard in sorted((facts_workspace / "cache").rglob("*.json")):
+        doc = json.loads(shard.read_text())
+        assert doc["format"] == 1 and doc["payload"]
+
+
+def test_poisoned_entry_with_a_wrong_checksum_is_ignored(facts_workspace):
+    first = run_cli("facts", "--format", "json", "--pin", "v1", "hooks.default-timeout-ms").stdout
+    for shard in (facts_workspace / "cache" / "fact").rglob("*.json"):
+        doc = json.loads(shard.read_text())
+        for entry in doc["payload"].values():
+            entry["value"] = 1  # a lie, with the old checksum left in place
+        shard.write_text(json.dumps(doc))
+    assert run_cli("facts", "--format", "json", "--pin", "v1", "hooks.default-timeout-ms").stdout == first
