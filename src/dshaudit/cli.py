@@ -314,8 +314,8 @@ def rebase(paths, to_ref, from_ref, write, repo, fmt, config_path):
         groups.setdefault(_resolve_pin(config, ref), []).append(f)
     results = [run_rebase(group, config, factory(), old_pin, new_pin) for old_pin, group in sorted(groups.items(), key=lambda kv: kv[0].name)]
 
-    before = run_check(files, config, factory, from_ref).claims
-    after = run_check(files, config, factory, new_pin.name).claims
+    before = run_check(files, config, factory, from_ref, citations=False).claims
+    after = run_check(files, config, factory, new_pin.name, citations=False).claims
     claim_changes = [
         (a, b) for a, b in zip(before, after)
         if a.status != b.status or show_value(a.measured) != show_value(b.measured)

@@ -202,13 +202,12 @@ def check(
     config: Config,
     repository_factory,
     pin_override: str | None = None,
+    *,
+    citations: bool = True,
 ) -> CheckResult:
     """Verify every citation and evaluate every claim of every file. The
     repository is opened only when something needs it, so findings with only
-    malformed citations need no clone."""
-    from .claims import evaluate, split_ref
-    from .facts import FactBook, registry
-
+    malformed citations need no clone. `citations=False` evaluates claims only."""
     if pin_override is not None and config.resolve_pin(pin_override) is None:
         raise InputError(f"--pin {pin_override!r}: not a pin in dshaudit.toml ({config.describe_pins()}) nor a full SHA")
     for f in files:
@@ -217,21 +216,33 @@ def check(
                 f"{f.path}:2: front matter names pin {f.pin!r}, which is not in dshaudit.toml "
                 f"({config.describe_pins()}) nor a full SHA"
             )
+    opened: list[DshRepository] = []
+
+    def repository() -> DshRepository:
+        if not opened:
+            opened.append(repository_factory())
+        return opened[0]
+
+    verdicts = _check_citations(files, config, repository, pin_override) if citations else ()
+    return CheckResult(tuple(verdicts), tuple(_check_claims(files, config, repository, pin_override)))
+
+
+def _check_citations(files, config, repository, pin_override) -> list[Verdict]:
     verifier = Verifier(config, None)
-
-    def repository():
-        if verifier.repository is None:
-            verifier.repository = repository_factory()
-        return verifier.repository
-
     verdicts = []
     for f in files:
         for c in f.citations:
             pin = verifier.pin_for(c, f.pin, pin_override)
-            if pin is not None and not c.problem and path_problem(c.path) is None:
-                repository()
+            if pin is not None and not c.problem and path_problem(c.path) is None and verifier.repository is None:
+                verifier.repository = repository()
             verdicts.append(verifier.verify(c, pin, c.pin_ref or pin_override or f.pin))
     verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
+    return verdicts
+
+
+def _check_claims(files, config, repository, pin_override):
+    from .claims import evaluate, split_ref
+    from .facts import FactBook, registry
 
     known = set(registry())
     book = FactBook(repository)
@@ -244,4 +255,4 @@ def check(
             fact = book.get(fact_id, pin) if fact_id and pin and not claim.problem else None
             claim_verdicts.append(evaluate(claim, pin, fact, known))
     claim_verdicts.sort(key=lambda v: (v.claim.source.file, v.claim.source.line, v.claim.source.column))
-    return CheckResult(tuple(verdicts), tuple(claim_verdicts))
+    return claim_verdicts
