@@ -110,7 +110,7 @@ def main():
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
 @click.option("--pin", metavar="PIN", help="Check every citation at this pin (name or full SHA) instead of the file's own; @suffixes still win.")
-@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help="Output format: text, json, or for CI sarif (code scanning), junit, github (workflow annotations), markdown ($GITHUB_STEP_SUMMARY).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file (default: dshaudit.toml here or above).")
 @handle_errors
 def check(paths, repo, pin, fmt, config_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..claims import show
 from ..model import CheckResult, ClaimVerdict, Verdict
 from ..textsafe import terminal_safe
 
