@@ -71,6 +71,7 @@ def test_malformed_lines_are_kept_with_a_reason():
     assert one("a/b.ts:0").problem == "line numbers start at 1"
     assert "backwards" in one("a/b.ts:5-3").problem
     assert "beyond" in one("a/b.ts:99999999999999999999").problem
+    assert "beyond" in one("a/b.ts:" + "9" * 5000).problem
 
 
 def test_anchors_after_inline_code_and_in_prose():

@@ -517,3 +517,47 @@ def _numbered(lines: list[str], ranges: tuple[LineRange, ...], context: int) -> 
         out.append(terminal_safe(f"{mark} {n:>{width}} | {lines[n - 1]}".rstrip()))
         last = n
     return "\n".join(out) + "\n"
+
+
+@main.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True, help="Warnings fail too (unanchored citations, compiler-style locations, duplicate claims).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file (default: dshaudit.toml here or above).")
+@handle_errors
+def lint_command(paths, strict, fmt, config_path):
+    """Check the format of the findings in PATHS (default: findings/), without DSH.
+
+    No repository is opened: lint reads the findings and dshaudit.toml only.
+    Errors: missing or malformed front matter, a missing or unknown pin (also
+    in an @suffix), malformed citations (`path:0`, `path:5-3`, `path:` with no
+    lines, absolute or `..` paths), malformed claims and unknown fact ids.
+    Warnings: citations without an anchor, `path:line:col` locations in inline
+    code, the same claim stated twice. Text output prints
+    `file:LINE:COL: severity: code: message`, then a summary.
+
+    \b
+    Exit codes:
+      0  no errors (warnings allowed unless --strict)
+      1  errors found, or warnings with --strict
+      2  usage, configuration or input error
+    """
+    from .lint import default_paths, lint as run_lint
+
+    config = _config(config_path)
+    files = collect_markdown(default_paths(config, paths))
+    result = run_lint(files, config)
+    if fmt == "json":
+        from .formats.json import dumps
+
+        click.echo(dumps({
+            "summary": {"files": len(result.files), "errors": len(result.errors),
+                        "warnings": len(result.warnings), "strict": strict,
+                        "failed": result.failed(strict)},
+            "problems": [p.as_dict() for p in result.problems],
+        }), nl=False)
+    else:
+        for p in result.problems:
+            click.echo(terminal_safe(str(p)))
+        click.echo(result.summary(strict))
+    sys.exit(errors.EXIT_FAILED if result.failed(strict) else errors.EXIT_OK)

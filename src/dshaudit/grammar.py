@@ -76,6 +76,12 @@ def parse_lines(spec: str) -> tuple[tuple[LineRange, ...], str | None]:
     problem = None
     for part in spec.split(","):
         a, _, b = part.replace("–", "-").partition("-")
+        longest = max(len(a), len(b))
+        if longest > 12:
+            # int() of thousands of digits is slow, then refused: never convert them.
+            problem = problem or f"a line number {longest} digits long is beyond any file dshaudit reads"
+            ranges.append(LineRange(MAX_LINE_NUMBER + 1, MAX_LINE_NUMBER + 1))
+            continue
         start = int(a)
         end = int(b) if b else start
         if start < 1:
