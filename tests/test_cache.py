@@ -102,3 +102,49 @@ def test_poisoned_entry_with_a_wrong_checksum_is_ignored(facts_workspace):
             entry["value"] = 1  # a lie, with the old checksum left in place
         shard.write_text(json.dumps(doc))
     assert run_cli("facts", "--format", "json", "--pin", "v1", "hooks.default-timeout-ms").stdout == first
+
+
+def test_no_cache_option_writes_nothing_and_verbose_says_what_it_does(facts_workspace):
+    run = run_cli("--no-cache", "facts", "--pin", "v1", "scale.docs")
+    assert run.exit_code == 0
+    assert not (facts_workspace / "cache").exists()
+    run = run_cli("--verbose", "facts", "--pin", "v1", "scale.markers")
+    assert "scale.markers: " in run.stderr and "files not cached" in run.stderr
+    assert (facts_workspace / "cache").exists()
+    again = run_cli("--verbose", "facts", "--pin", "v1", "scale.markers")
+    assert "files not cached" not in again.stderr  # the second run read it all back
+    quiet = run_cli("--quiet", "facts", "--pin", "v1", "scale.markers")
+    assert quiet.stderr == "" and quiet.stdout == again.stdout
+
+
+def test_progress_only_on_a_terminal(facts_workspace, monkeypatch):
+    from dshaudit import ui
+
+    plain = run_cli("--no-cache", "facts", "--pin", "v1", "scale.absent-strings")
+    assert plain.stderr == ""
+    monkeypatch.setattr(ui, "stderr_is_terminal", lambda: True)
+    monkeypatch.setattr("dshaudit.facts._TEXT_BATCH", 2)
+    shown = run_cli("--no-cache", "facts", "--pin", "v1", "scale.absent-strings")
+    assert "dshaudit: scale.absent-strings" in shown.stderr
+    assert shown.stdout == plain.stdout
+    quiet = run_cli("--quiet", "--no-cache", "facts", "--pin", "v1", "scale.absent-strings")
+    assert quiet.stderr == ""
+
+
+def test_one_or_two_worker_processes_give_identical_output(facts_workspace, monkeypatch):
+    """The pool is used (its threshold lowered to the fixture's size) and changes nothing."""
+    from dshaudit.facts import parallel
+
+    monkeypatch.setattr(parallel, "MIN_FILES", 1)
+    monkeypatch.setattr(parallel, "CHUNK", 3)
+    used = []
+    original = parallel.Pool.map
+    monkeypatch.setattr(parallel.Pool, "map", lambda self, items: used.append(len(items)) or original(self, items))
+    write_findings(facts_workspace, CLAIMS)
+    monkeypatch.setenv("DSHAUDIT_WORKERS", "1")
+    one = outputs(*(("--no-cache",) + c for c in COMMANDS))
+    assert used == []
+    monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
+    two = outputs(*(("--no-cache",) + c for c in COMMANDS))
+    assert used, "the worker pool ran"
+    assert one == two

@@ -3,10 +3,9 @@ the guarantee that no citation is carried onto other code."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from conftest import run_cli, write_findings
-from fixture_repo import _commit, _write, git, write_config
+from fixture_repo import _commit, _write, git
 
 BODY = """\
 Shifted `vendor/cordis/src/context.ts:14` → `this.fiber`

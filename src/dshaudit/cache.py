@@ -70,7 +70,7 @@ class Cache:
 
     @classmethod
     def default(cls) -> "Cache":
-        if os.environ.get("DSHAUDIT_NO_CACHE"):
+        if not _enabled or os.environ.get("DSHAUDIT_NO_CACHE"):
             return cls(None)
         from .snapshot import user_cache_dir
 
@@ -91,6 +91,13 @@ class Cache:
 
 
 _current: Cache | None = None
+_enabled = True
+
+
+def configure(*, enabled: bool) -> None:
+    """`--no-cache` for this invocation (set anew by every command line)."""
+    global _enabled
+    _enabled = enabled
 
 
 def begin() -> Cache:

@@ -90,7 +90,10 @@ def _repository_factory(repo: str | None, config: Config):
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="dshaudit")
-def main():
+@click.option("-q", "--quiet", is_flag=True, help="No notes and no progress on stderr; errors only.")
+@click.option("-v", "--verbose", is_flag=True, help="Say what is done and how long it takes (on stderr).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache (same as DSHAUDIT_NO_CACHE=1).")
+def main(quiet, verbose, no_cache):
     """Check that an audit's citations of DeepSeek Harness (DSH) still hold.
 
     Findings are Markdown files that cite DSH code as `path:line`, `path:a-b`,
@@ -104,6 +107,10 @@ def main():
       dshaudit check                      verify findings/ at their pins
       dshaudit show path/to/file.ts:40-52 print lines to cite
     """
+    from . import cache, ui
+
+    ui.configure(be_quiet=quiet, be_verbose=verbose)
+    cache.configure(enabled=not no_cache)
 
 
 @main.command()
@@ -202,7 +209,8 @@ def facts(repo, pin, fmt, config_path, ids):
     if unknown:
         raise InputError(f"unknown fact {unknown[0]!r}; known: {', '.join(sorted(registry()))}")
     book = FactBook(factory)
-    measured = [book.get(i, the_pin) for i in (sorted(ids) or sorted(registry()))]
+    measured = book.many(sorted(ids) or sorted(registry()), the_pin)
+    book.close()
     if fmt == "json":
         click.echo(dumps({"pin": the_pin.name, "sha": the_pin.sha, "facts": [fact_dict(f) for f in measured]}), nl=False)
         return
@@ -257,6 +265,7 @@ def report(paths, repo, pins, fmt, output, config_path):
         result = run_check(files, config, factory, ref)
         fact_pin = pin or _resolve_pin(config, next((f.pin for f in files if f.pin), None))
         runs.append(PinRun(pin, result, book.all(fact_pin)))
+    book.close()
     texts: dict = {}
 
     def reader(pin, path):
@@ -364,7 +373,9 @@ def rebase(paths, to_ref, from_ref, write, repo, fmt, config_path):
                     write_atomically(Path(f.path), new_text)
         needs = [m for m in moves if m.status in ("ambiguous", "lost")]
         if needs:
-            click.echo(f"wrote the files; {len(needs)} citations need a person (ambiguous or lost, left as they were)", err=True)
+            from . import ui
+
+            ui.note(f"wrote the files; {len(needs)} citations need a person (ambiguous or lost, left as they were)")
     sys.exit(errors.EXIT_FAILED if any(m.status in ("ambiguous", "lost") for m in moves) else errors.EXIT_OK)
 
 
@@ -434,7 +445,11 @@ def bisect(target, good, bad, anchors, repo, fmt, config_path):
                 return f"cannot_evaluate: {fact.message}"
             return show_value(fact.fields.get(field) if field else fact.value)
 
-    result = run_bisect(repository, target, good_pin, bad_pin, observe)
+    try:
+        result = run_bisect(repository, target, good_pin, bad_pin, observe)
+    finally:
+        if citation is None:
+            book.close()
     if fmt == "json":
         from .formats.json import dumps
 

@@ -20,11 +20,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-import click
 import git
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 from gitdb.exc import BadName, BadObject
 
+from . import ui
 from .errors import InputError, RepoError
 
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
@@ -102,7 +102,7 @@ class DshRepository:
         target = user_cache_dir() / "repos" / f"{name}-{digest}.git"
         if not (target / "objects").is_dir():
             target.parent.mkdir(parents=True, exist_ok=True)
-            click.echo(f"dshaudit: cloning {url} into {target} (first use; later runs reuse it)", err=True)
+            ui.note(f"cloning {url} into {target} (first use; later runs reuse it)")
             # Clone beside the target and rename, so an interrupted clone leaves
             # only a temporary folder, never a half-made cache entry.
             tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
@@ -119,7 +119,7 @@ class DshRepository:
 
     def fetch_missing(self, sha: str) -> None:
         """Bring a cached clone up to date when a pin names a commit it lacks."""
-        click.echo(f"dshaudit: fetching {self.origin} for commit {sha}", err=True)
+        ui.note(f"fetching {self.origin} for commit {sha}")
         try:
             self.repo.git.fetch("origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
             if not self.has_commit(sha):

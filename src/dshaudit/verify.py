@@ -246,6 +246,16 @@ def _check_claims(files, config, repository, pin_override):
 
     known = set(registry())
     book = FactBook(repository)
+    wanted: dict[Pin, set[str]] = {}
+    for f in files:
+        ref = pin_override or f.pin
+        pin = config.resolve_pin(ref) if ref else None
+        for claim in f.claims:
+            fact_id, _ = split_ref(claim.ref, known)
+            if fact_id and pin and not claim.problem:
+                wanted.setdefault(pin, set()).add(fact_id)
+    for pin, ids in sorted(wanted.items(), key=lambda kv: kv[0].sha):
+        book.many(sorted(ids), pin)  # their per-file work together, in parallel when large
     claim_verdicts = []
     for f in files:
         ref = pin_override or f.pin
@@ -254,5 +264,6 @@ def _check_claims(files, config, repository, pin_override):
             fact_id, _ = split_ref(claim.ref, known)
             fact = book.get(fact_id, pin) if fact_id and pin and not claim.problem else None
             claim_verdicts.append(evaluate(claim, pin, fact, known))
+    book.close()
     claim_verdicts.sort(key=lambda v: (v.claim.source.file, v.claim.source.line, v.claim.source.column))
     return claim_verdicts

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
+from .. import ui
 from ..cache import Cache, digest
 from ..model import Fact, FactStatus, Pin
 from ..snapshot import Snapshot
-from .engine import ENGINE_VERSION, CannotEvaluate, FactContext, Measurement
+from . import parallel
+from .engine import ENGINE_VERSION, CannotEvaluate, FactContext, Measurement, all_needles, file_matches
 from .reducers import COMBINE, PER_FILE, PER_TEXT, WHOLE, evidence
 
 
@@ -75,6 +77,9 @@ def detector_version(spec: DetectorSpec) -> str:
     return _VERSIONS[spec.id]
 
 
+_TEXT_BATCH = 400  # files read at once by a text detector
+
+
 def _partials(spec: DetectorSpec, ctx: FactContext) -> list[tuple[str, dict]]:
     if spec.needle:
         paths = ctx.files_with(spec.needle, list(spec.paths), spec.exclude_tests)
@@ -85,26 +90,82 @@ def _partials(spec: DetectorSpec, ctx: FactContext) -> list[tuple[str, dict]]:
     todo = [p for p in paths if shard.get(f"{ids[p]}:{p}") is None]
     # Text detectors may read every file of the tree: in batches, let go after
     # each, so memory stays bounded by a batch, not by the repository.
-    batch = 400 if spec.kind == "text" else len(todo) or 1
-    for i in range(0, len(todo), batch):
-        chunk = todo[i:i + batch]
-        ctx.load(chunk)
-        for path in chunk:
-            try:
-                if spec.kind == "query":
-                    partial = PER_FILE[spec.reduce](spec, path, ctx.matches(spec.query, path, spec.needle))
-                else:
-                    partial = PER_TEXT[spec.reduce](spec, path, ctx.text(path))
-            except CannotEvaluate as exc:
-                partial = {"cannot_evaluate": str(exc), "evidence": [[e.path, e.lines.start, e.lines.end] for e in exc.evidence]}
-            shard.put(f"{ids[path]}:{path}", partial)
-        if spec.kind == "text":
-            ctx.forget(chunk)
+    batch = _TEXT_BATCH if spec.kind == "text" else len(todo) or 1
+    if todo:
+        ui.detail(f"{spec.id}: {len(todo)} of {len(paths)} files not cached, reading them")
+    with ui.progress(range(0, len(todo), batch), f"{spec.id}", minimum=2 if spec.kind == "text" else 1) as starts:
+        _work(spec, ctx, shard, ids, todo, starts, batch)
     partials = [(p, shard.get(f"{ids[p]}:{p}")) for p in sorted(paths)]
     for path, partial in partials:
         if "cannot_evaluate" in partial:
             raise CannotEvaluate(partial["cannot_evaluate"], evidence(partial["evidence"]))
     return partials
+
+
+def needle_mask(data: bytes) -> int:
+    """Bit k set when needle k of all_needles() occurs in the blob."""
+    return sum(1 << k for k, n in enumerate(_encoded_needles()) if n in data)
+
+
+@lru_cache(maxsize=1)
+def _encoded_needles() -> tuple[bytes, ...]:
+    return tuple(n.encode("utf-8") for n in all_needles())
+
+
+def prepare(ctx: FactContext, ids: list[str]) -> None:
+    """Do the per-file work of these detectors up front, all of it in one go
+    across two processes when there is enough of it to pay for them."""
+    if ctx.pool is None or parallel.workers() < 2:
+        return
+    specs = [registry()[i] for i in ids]
+    blob = ctx.blob_ids()
+    if ctx.prefilter:
+        shard = ctx.needle_shard()
+        wanted = {p for s in specs if s.needle for p in ctx.paths(list(s.paths), s.exclude_tests)}
+        unknown = sorted(p for p in wanted if shard.get(blob[p]) is None)
+        if len(unknown) >= parallel.MIN_FILES:
+            ui.detail(f"looking for detector literals in {len(unknown)} files, in {parallel.workers()} processes")
+            for _, key, mask in ctx.pool.map([("needles", p, blob[p]) for p in unknown]):
+                shard.put(key, mask)
+    tasks = []
+    for s in specs:
+        if s.kind == "whole":
+            continue
+        paths = ctx.files_with(s.needle, list(s.paths), s.exclude_tests) if s.needle else ctx.paths(list(s.paths), s.exclude_tests)
+        part = ctx.cache.shard("partial", detector_version(s))
+        tasks += [(s.id, p, blob[p]) for p in paths if part.get(f"{blob[p]}:{p}") is None]
+    if len(tasks) < parallel.MIN_FILES:
+        return
+    ui.detail(f"per-file work on {len(tasks)} files, in {parallel.workers()} processes")
+    with ui.progress([0], "reading and parsing", minimum=1):
+        for spec_id, key, partial in ctx.pool.map(tasks):
+            ctx.cache.shard("partial", detector_version(registry()[spec_id])).put(key, partial)
+
+
+def per_file_partial(spec: DetectorSpec, path: str, source: bytes) -> dict:
+    """A detector's work on one file, as a JSON-able partial (also in worker processes)."""
+    try:
+        if spec.kind == "query":
+            return PER_FILE[spec.reduce](spec, path, file_matches(spec.query, path, source, spec.needle))
+        return PER_TEXT[spec.reduce](spec, path, source.decode("utf-8", "replace"))
+    except CannotEvaluate as exc:
+        return {"cannot_evaluate": str(exc), "evidence": [[e.path, e.lines.start, e.lines.end] for e in exc.evidence]}
+
+
+def _work(spec: DetectorSpec, ctx: FactContext, shard, ids, todo: list[str], starts, batch: int) -> None:
+    """Per-file work for the files not in the cache: in worker processes when
+    there is a lot of it, else here, a batch at a time."""
+    for i in starts:
+        chunk = todo[i:i + batch]
+        ctx.load(chunk)
+        for path in chunk:
+            shard.put(f"{ids[path]}:{path}", per_file_partial(spec, path, ctx.read(path)))
+        if spec.kind == "text":
+            ctx.forget(chunk)
+
+
+def _cached_fact(spec: DetectorSpec, ctx: FactContext) -> bool:
+    return ctx.cache.shard("fact", detector_version(spec)).get(f"{ctx.snapshot.sha}:{int(ctx.prefilter)}") is not None
 
 
 def measure_one(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
@@ -146,6 +207,13 @@ class FactBook:
         self.cache = cache if cache is not None else cache_module.current()
         self._contexts: dict[str, FactContext] = {}
         self._facts: dict[tuple[str, str], Fact] = {}
+        self._pool: parallel.Pool | None = None
+
+    def close(self) -> None:
+        """Stop the worker processes, if any were started."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def get(self, fact_id: str, pin: Pin) -> Fact:
         key = (fact_id, pin.sha)
@@ -153,19 +221,36 @@ class FactBook:
             if self._repository is None:
                 self._repository = self._repository_factory()
             if pin.sha not in self._contexts:
-                self._contexts[pin.sha] = FactContext(self._repository.snapshot(pin.sha, pin.name), self.cache)
+                ctx = FactContext(self._repository.snapshot(pin.sha, pin.name), self.cache)
+                if self._pool is None:
+                    self._pool = parallel.Pool(str(self._repository.repo.git_dir))
+                ctx.pool = self._pool
+                self._contexts[pin.sha] = ctx
             self._facts[key] = measure_one(registry()[fact_id], self._contexts[pin.sha], pin)
         return self._facts[key]
 
     def all(self, pin: Pin) -> list[Fact]:
-        return [self.get(fact_id, pin) for fact_id in sorted(registry())]
+        return self.many(sorted(registry()), pin)
+
+    def many(self, fact_ids: list[str], pin: Pin) -> list[Fact]:
+        """Several facts at one pin, their per-file work done together."""
+        todo = sorted({i for i in fact_ids if (i, pin.sha) not in self._facts})
+        if todo:
+            self.get(todo[0], pin)  # opens the repository and the pin's context
+            prepare(self._contexts[pin.sha], [i for i in todo if not _cached_fact(registry()[i], self._contexts[pin.sha])])
+        return [self.get(i, pin) for i in fact_ids]
 
 
 def measure(snapshot: Snapshot, pin: Pin, ids: list[str] | None = None, cache: Cache | None = None,
             prefilter: bool = True) -> list[Fact]:
     ctx = FactContext(snapshot, cache, prefilter)
+    ctx.pool = parallel.Pool(str(snapshot.repository.repo.git_dir))
     specs = registry()
-    facts = [measure_one(specs[i], ctx, pin) for i in sorted(ids or specs)]
+    try:
+        prepare(ctx, [i for i in sorted(ids or specs) if not _cached_fact(specs[i], ctx)])
+        facts = [measure_one(specs[i], ctx, pin) for i in sorted(ids or specs)]
+    finally:
+        ctx.pool.close()
     if cache is not None:
         cache.flush()
     return facts

@@ -131,6 +131,7 @@ class FactContext:
         self._blobs: dict[str, bytes] = {}
         self._trees: dict[tuple[str, str], tree_sitter.Tree] = {}
         self._paths: dict[tuple, list[str]] = {}
+        self.pool = None  # a parallel.Pool, when the caller provides one
 
     # -- paths and text --------------------------------------------------------
 
@@ -172,6 +173,9 @@ class FactContext:
     def text(self, path: str) -> str:
         return self.read(path).decode("utf-8", "replace")
 
+    def needle_shard(self):
+        return self.cache.shard("needles", digest(NEEDLE_VERSION, *all_needles()))
+
     def files_with(self, needle: str, globs: list[str], exclude_tests: bool = False, *, filter_only: bool = True) -> list[str]:
         """Paths matching `globs` whose content holds `needle`, remembered per blob.
         As a prefilter (`filter_only`), it can be switched off: then every path
@@ -183,7 +187,7 @@ class FactContext:
         if needle not in needles:
             raise ValueError(f"needle {needle!r} is not declared in registry.toml")
         bit = 1 << needles.index(needle)
-        shard = self.cache.shard("needles", digest(NEEDLE_VERSION, *needles))
+        shard = self.needle_shard()
         ids = self.blob_ids()
         unknown = [p for p in paths if shard.get(ids[p]) is None]
         encoded = [n.encode("utf-8") for n in needles]
@@ -201,38 +205,37 @@ class FactContext:
 
     # -- syntax ------------------------------------------------------------------
 
-    def tree(self, path: str) -> tree_sitter.Tree:
-        key = (self.blob_ids()[path], "tsx" if path.endswith(".tsx") else "ts")
-        if key not in self._trees:
-            self._trees[key] = parse(path, self.read(path))
-        return self._trees[key]
-
     def matches(self, query_name: str, path: str, needle: str | None) -> list[Match]:
-        """One query over one file. A parse error on a line holding the needle
-        makes the answer unknowable: CannotEvaluate, not an undercount."""
-        tree = self.tree(path)
-        if tree.root_node.has_error and needle:
-            self._refuse_if_error_near(path, tree, needle)
-        query = load_query(query_name, path.endswith(".tsx"))
-        return [Match(path, captures) for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node)]
+        return file_matches(query_name, path, self.read(path), needle)
 
-    def _refuse_if_error_near(self, path: str, tree: tree_sitter.Tree, needle: str) -> None:
-        lines = self.text(path).split("\n")
-        needle_lines = {i + 1 for i, ln in enumerate(lines) if needle in ln}
-        stack = [tree.root_node]
-        while stack:
-            node = stack.pop()
-            if node.is_error or node.is_missing:
-                span = node_lines(node)
-                hit = sorted(n for n in needle_lines if span.start <= n <= span.end)
-                if hit or (node.is_missing and span.start in needle_lines):
-                    raise CannotEvaluate(
-                        f"tree-sitter-typescript cannot parse {path}:{span} where {needle!r} occurs "
-                        f"(line {hit[0] if hit else span.start}); the count would be a guess",
-                        (Evidence(path, span),),
-                    )
-                continue
-            stack.extend(c for c in node.children if c.has_error or c.is_error or c.is_missing)
+
+def file_matches(query_name: str, path: str, source: bytes, needle: str | None) -> list[Match]:
+    """One query over one file. A parse error on a line holding the needle
+    makes the answer unknowable: CannotEvaluate, not an undercount."""
+    tree = parse(path, source)
+    if tree.root_node.has_error and needle:
+        _refuse_if_error_near(path, tree, source, needle)
+    query = load_query(query_name, path.endswith(".tsx"))
+    return [Match(path, captures) for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node)]
+
+
+def _refuse_if_error_near(path: str, tree: tree_sitter.Tree, source: bytes, needle: str) -> None:
+    lines = source.decode("utf-8", "replace").split("\n")
+    needle_lines = {i + 1 for i, ln in enumerate(lines) if needle in ln}
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            span = node_lines(node)
+            hit = sorted(n for n in needle_lines if span.start <= n <= span.end)
+            if hit or (node.is_missing and span.start in needle_lines):
+                raise CannotEvaluate(
+                    f"tree-sitter-typescript cannot parse {path}:{span} where {needle!r} occurs "
+                    f"(line {hit[0] if hit else span.start}); the count would be a guess",
+                    (Evidence(path, span),),
+                )
+            continue
+        stack.extend(c for c in node.children if c.has_error or c.is_error or c.is_missing)
 
 
 def all_needles() -> list[str]:

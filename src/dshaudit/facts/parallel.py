@@ -1,0 +1,71 @@
+"""Per-file detector work in two worker processes, when there is enough of it.
+
+Each worker opens its own `git cat-file --batch` on the same clone and reads
+the blobs it is given by id, so the parent never holds or ships file bytes.
+Results are plain JSON-able partials, identical to those computed in-process
+(the same function computes both), so the number of workers never changes an
+answer, only how long it takes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+WORKERS = 2
+MIN_FILES = 300  # below this, starting processes costs more than it saves
+CHUNK = 200
+
+_repository = None
+
+
+def workers() -> int:
+    override = os.environ.get("DSHAUDIT_WORKERS")
+    if override and override.isdigit():
+        return max(1, int(override))
+    return min(WORKERS, os.cpu_count() or 1)
+
+
+def _init(git_dir: str) -> None:
+    global _repository
+    from ..snapshot import DshRepository
+
+    _repository = DshRepository(__import__("pathlib").Path(git_dir), git_dir)
+
+
+def _run(items: list[tuple[str, str, str]]) -> list[tuple[str, str, object]]:
+    """Work items (detector id or "needles", path, blob id) -> (shard name, key, result)."""
+    from . import needle_mask, per_file_partial, registry
+
+    blobs = _repository.read_blobs([blob for _, _, blob in items])
+    out = []
+    for job, path, blob in items:
+        if job == "needles":
+            out.append(("needles", blob, needle_mask(blobs[blob])))
+        else:
+            out.append((job, f"{blob}:{path}", per_file_partial(registry()[job], path, blobs[blob])))
+    return out
+
+
+class Pool:
+    """A lazily started pool, shared by every detector of a run."""
+
+    def __init__(self, git_dir: str):
+        self.git_dir = git_dir
+        self._executor: ProcessPoolExecutor | None = None
+
+    def map(self, items: list[tuple[str, str, str]]) -> list[tuple[str, str, object]]:
+        if self._executor is None:
+            context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+            self._executor = ProcessPoolExecutor(workers(), mp_context=context, initializer=_init, initargs=(self.git_dir,))
+        chunks = [items[i:i + CHUNK] for i in range(0, len(items), CHUNK)]
+        out: list[tuple[str, str, object]] = []
+        for result in self._executor.map(_run, chunks):
+            out.extend(result)
+        return out
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
