@@ -108,26 +108,27 @@ def test_no_cache_option_writes_nothing_and_verbose_says_what_it_does(facts_work
     run = run_cli("--no-cache", "facts", "--pin", "v1", "scale.docs")
     assert run.exit_code == 0
     assert not (facts_workspace / "cache").exists()
-    run = run_cli("--verbose", "facts", "--pin", "v1", "scale.markers")
-    assert "scale.markers: " in run.stderr and "files not cached" in run.stderr
+    run = run_cli("--verbose", "facts", "--pin", "v1", "session.surface-op-kinds")
+    assert "session.surface-op-kinds: " in run.stderr and "files not cached" in run.stderr
     assert (facts_workspace / "cache").exists()
-    again = run_cli("--verbose", "facts", "--pin", "v1", "scale.markers")
+    again = run_cli("--verbose", "facts", "--pin", "v1", "session.surface-op-kinds")
     assert "files not cached" not in again.stderr  # the second run read it all back
-    quiet = run_cli("--quiet", "facts", "--pin", "v1", "scale.markers")
+    quiet = run_cli("--quiet", "facts", "--pin", "v1", "session.surface-op-kinds")
     assert quiet.stderr == "" and quiet.stdout == again.stdout
 
 
 def test_progress_only_on_a_terminal(facts_workspace, monkeypatch):
     from dshaudit import ui
 
-    plain = run_cli("--no-cache", "facts", "--pin", "v1", "scale.absent-strings")
+    monkeypatch.setattr("dshaudit.facts.parallel.MIN_FILES", 10**9)  # per-file work here, where the bar is
+    plain = run_cli("--no-cache", "facts", "--pin", "v1", "session.surface-op-kinds")
     assert plain.stderr == ""
     monkeypatch.setattr(ui, "stderr_is_terminal", lambda: True)
-    monkeypatch.setattr("dshaudit.facts._TEXT_BATCH", 2)
-    shown = run_cli("--no-cache", "facts", "--pin", "v1", "scale.absent-strings")
-    assert "dshaudit: scale.absent-strings" in shown.stderr
+    monkeypatch.setattr(ui, "MIN_ITEMS", 1)
+    shown = run_cli("--no-cache", "facts", "--pin", "v1", "session.surface-op-kinds")
+    assert "dshaudit: session.surface-op-kinds" in shown.stderr
     assert shown.stdout == plain.stdout
-    quiet = run_cli("--quiet", "--no-cache", "facts", "--pin", "v1", "scale.absent-strings")
+    quiet = run_cli("--quiet", "--no-cache", "facts", "--pin", "v1", "session.surface-op-kinds")
     assert quiet.stderr == ""
 
 
@@ -136,10 +137,11 @@ def test_one_or_two_worker_processes_give_identical_output(facts_workspace, monk
     from dshaudit.facts import parallel
 
     monkeypatch.setattr(parallel, "MIN_FILES", 1)
+    monkeypatch.setattr(parallel, "MIN_SCANS", 1)
     monkeypatch.setattr(parallel, "CHUNK", 3)
     used = []
-    original = parallel.Pool.map
-    monkeypatch.setattr(parallel.Pool, "map", lambda self, items: used.append(len(items)) or original(self, items))
+    original = parallel.Pool.chunks
+    monkeypatch.setattr(parallel.Pool, "chunks", lambda self, items: used.append(len(items)) or original(self, items))
     write_findings(facts_workspace, CLAIMS)
     monkeypatch.setenv("DSHAUDIT_WORKERS", "1")
     one = outputs(*(("--no-cache",) + c for c in COMMANDS))

@@ -269,6 +269,8 @@ class Snapshot:
         self._paths: list[str] | None = None
         self._blob_ids: dict[str, str] | None = None
         self._grep: dict[str, list[str]] = {}
+        self._greps: dict[tuple, tuple] = {}  # started git grep processes and their output files
+        self._grep_hits: dict[tuple, list] = {}
         self._by_name: dict[str, list[str]] | None = None
         self._by_dir: dict[str, list[str]] = {}
 
@@ -320,22 +322,43 @@ class Snapshot:
             }
         return self._blob_ids
 
+    def start_grep(self, pattern: str, word: bool = False, ignore_case: bool = False) -> None:
+        """Start `git grep` now, its output going to a temporary file, so it runs
+        while other work goes on; grep_lines() collects it."""
+        import subprocess
+
+        key = (pattern, word, ignore_case)
+        if key in self._greps or key in self._grep_hits:
+            return
+        args = ["-n", "-z", "-a", "-E"] + (["-w"] if word else []) + (["-i"] if ignore_case else [])
+        out = tempfile.TemporaryFile()
+        proc = subprocess.Popen(
+            ["git", f"--git-dir={self.repository.repo.git_dir}", "grep", *args, "-e", pattern, self.sha],
+            stdout=out, stderr=subprocess.PIPE,
+        )
+        self._greps[key] = (proc, out)
+
     def grep_lines(self, pattern: str, word: bool = False, ignore_case: bool = False) -> list[tuple[str, int, str]]:
         """(path, line, text) for each line matching an extended regex, in every file."""
-        args = ["-n", "-z", "-a", "-E"] + (["-w"] if word else []) + (["-i"] if ignore_case else [])
-        try:
-            out = self.repository.repo.git.grep(*args, "-e", pattern, self.sha, strip_newline_in_stdout=False)
-        except GitCommandError as exc:
-            if exc.status != 1:
-                raise
-            return []
+        key = (pattern, word, ignore_case)
+        if key in self._grep_hits:
+            return self._grep_hits[key]
+        self.start_grep(pattern, word, ignore_case)
+        proc, out = self._greps.pop(key)
+        err = proc.communicate()[1]
+        if proc.returncode not in (0, 1):  # 1 means no match
+            raise RepoError(f"git grep failed at {self.sha[:12]}: {err.decode(errors='replace').strip()}")
+        out.seek(0)
+        data = out.read().decode("utf-8", "replace")
+        out.close()
         hits = []
         prefix = self.sha + ":"
-        for record in out.split("\n"):
+        for record in data.split("\n"):
             if not record:
                 continue
             path, line, text = record.split("\0", 2)
             hits.append((path.removeprefix(prefix), int(line), text))
+        self._grep_hits[key] = hits
         return hits
 
     def grep_files(self, needle: str) -> list[str]:

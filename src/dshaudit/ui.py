@@ -39,11 +39,14 @@ def stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
 
 
+MIN_ITEMS = 20  # fewer items than this finish before a bar is worth drawing
+
+
 @contextmanager
-def progress(items, label: str, minimum: int = 50):
+def progress(items, label: str, minimum: int | None = None):
     """Iterate `items`, with a progress bar on a terminal when there are enough of them."""
     items = list(items)
-    if quiet or len(items) < minimum or not stderr_is_terminal():
+    if quiet or len(items) < (MIN_ITEMS if minimum is None else minimum) or not stderr_is_terminal():
         yield items
         return
     with click.progressbar(items, label=f"dshaudit: {label}", file=sys.stderr, show_pos=True) as bar:

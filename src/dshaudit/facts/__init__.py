@@ -8,7 +8,6 @@ caching each detector's per-file work by blob id.
 
 from __future__ import annotations
 
-import inspect
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -20,7 +19,7 @@ from ..model import Fact, FactStatus, Pin
 from ..snapshot import Snapshot
 from . import parallel
 from .engine import ENGINE_VERSION, CannotEvaluate, FactContext, Measurement, all_needles, file_matches
-from .reducers import COMBINE, PER_FILE, PER_TEXT, WHOLE, evidence
+from .reducers import COMBINE, PER_FILE, WHOLE, evidence
 
 
 @dataclass(frozen=True)
@@ -30,15 +29,13 @@ class DetectorSpec:
     paths: tuple[str, ...]
     reduce: str
     query: str | None = None
-    needle: str | None = None
+    needle: tuple[str, ...] | None = None  # any of these literals; files without one are never parsed
     exclude_tests: bool = False
     params: dict = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
-        if self.reduce in WHOLE:
-            return "whole"
-        return "text" if self.reduce in PER_TEXT else "query"
+        return "whole" if self.reduce in WHOLE else "query"
 
 
 @lru_cache(maxsize=1)
@@ -52,11 +49,11 @@ def registry() -> dict[str, DetectorSpec]:
             paths=tuple(entry["paths"]),
             reduce=entry["reduce"],
             query=entry.get("query"),
-            needle=entry.get("needle"),
+            needle=(entry["needle"],) if isinstance(entry.get("needle"), str) else tuple(entry.get("needle", ())) or None,
             exclude_tests=entry.get("exclude_tests", False),
             params=entry.get("params", {}),
         )
-        known = spec.reduce in WHOLE or (spec.reduce in COMBINE and (spec.reduce in PER_FILE or spec.reduce in PER_TEXT))
+        known = spec.reduce in WHOLE or (spec.reduce in COMBINE and spec.reduce in PER_FILE)
         if not known or (spec.kind == "query") != bool(spec.query):
             raise RuntimeError(f"registry.toml: {spec.id}: reducer {spec.reduce!r} does not fit (query: {spec.query})")
         specs[spec.id] = spec
@@ -66,18 +63,22 @@ def registry() -> dict[str, DetectorSpec]:
 _VERSIONS: dict[str, str] = {}
 
 
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """The code that computes facts: any edit to it invalidates what it cached.
+    (Coarser than one function's source, and far cheaper than inspecting it.)"""
+    here = resources.files(__package__)
+    return digest(*(here.joinpath(name).read_bytes() for name in ("reducers.py", "engine.py", "__init__.py")))
+
+
 def detector_version(spec: DetectorSpec) -> str:
     """Changes whenever anything that decides a detector's per-file result does."""
     if spec.id in _VERSIONS:
         return _VERSIONS[spec.id]
     query = resources.files(__package__).joinpath("queries", spec.query).read_text() if spec.query else ""
-    fns = [PER_FILE.get(spec.reduce) or PER_TEXT.get(spec.reduce), COMBINE.get(spec.reduce), WHOLE.get(spec.reduce)]
-    source = "".join(inspect.getsource(fn) for fn in fns if fn)
-    _VERSIONS[spec.id] = digest(ENGINE_VERSION, spec.id, repr(sorted(spec.params.items())), spec.needle or "", query, source)
+    source = _code_digest()
+    _VERSIONS[spec.id] = digest(ENGINE_VERSION, spec.id, repr(sorted(spec.params.items())), repr(spec.needle), query, source)
     return _VERSIONS[spec.id]
-
-
-_TEXT_BATCH = 400  # files read at once by a text detector
 
 
 def _partials(spec: DetectorSpec, ctx: FactContext) -> list[tuple[str, dict]]:
@@ -88,13 +89,10 @@ def _partials(spec: DetectorSpec, ctx: FactContext) -> list[tuple[str, dict]]:
     shard = ctx.cache.shard("partial", detector_version(spec))
     ids = ctx.blob_ids()
     todo = [p for p in paths if shard.get(f"{ids[p]}:{p}") is None]
-    # Text detectors may read every file of the tree: in batches, let go after
-    # each, so memory stays bounded by a batch, not by the repository.
-    batch = _TEXT_BATCH if spec.kind == "text" else len(todo) or 1
     if todo:
         ui.detail(f"{spec.id}: {len(todo)} of {len(paths)} files not cached, reading them")
-    with ui.progress(range(0, len(todo), batch), f"{spec.id}", minimum=2 if spec.kind == "text" else 1) as starts:
-        _work(spec, ctx, shard, ids, todo, starts, batch)
+    with ui.progress(todo, f"{spec.id}") as files:
+        _work(spec, ctx, shard, ids, files)
     partials = [(p, shard.get(f"{ids[p]}:{p}")) for p in sorted(paths)]
     for path, partial in partials:
         if "cannot_evaluate" in partial:
@@ -115,19 +113,22 @@ def _encoded_needles() -> tuple[bytes, ...]:
 def prepare(ctx: FactContext, ids: list[str]) -> None:
     """Do the per-file work of these detectors up front, all of it in one go
     across two processes when there is enough of it to pay for them."""
+    specs = [registry()[i] for i in ids]
+    for s in specs:  # whole-tree greps: separate git processes, running meanwhile
+        for args in getattr(WHOLE.get(s.reduce), "greps", lambda spec: [])(s):
+            ctx.snapshot.start_grep(*args)
     if ctx.pool is None or parallel.workers() < 2:
         return
-    specs = [registry()[i] for i in ids]
     blob = ctx.blob_ids()
     if ctx.prefilter:
         shard = ctx.needle_shard()
         wanted = {p for s in specs if s.needle for p in ctx.paths(list(s.paths), s.exclude_tests)}
         unknown = sorted(p for p in wanted if shard.get(blob[p]) is None)
-        if len(unknown) >= parallel.MIN_FILES:
+        if len(unknown) >= parallel.MIN_SCANS:
             ui.detail(f"looking for detector literals in {len(unknown)} files, in {parallel.workers()} processes")
             for _, key, mask in ctx.pool.map([("needles", p, blob[p]) for p in unknown]):
                 shard.put(key, mask)
-    tasks = []
+    tasks: list[tuple[str, str, str]] = []
     for s in specs:
         if s.kind == "whole":
             continue
@@ -136,32 +137,30 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
         tasks += [(s.id, p, blob[p]) for p in paths if part.get(f"{blob[p]}:{p}") is None]
     if len(tasks) < parallel.MIN_FILES:
         return
+    # A file's tasks side by side, so the detectors reading it share one parse in a worker.
+    tasks.sort(key=lambda t: (t[1], t[0]))
     ui.detail(f"per-file work on {len(tasks)} files, in {parallel.workers()} processes")
-    with ui.progress([0], "reading and parsing", minimum=1):
-        for spec_id, key, partial in ctx.pool.map(tasks):
-            ctx.cache.shard("partial", detector_version(registry()[spec_id])).put(key, partial)
+    chunks = ctx.pool.chunks(tasks)
+    with ui.progress(range(0, len(tasks), parallel.CHUNK), "reading and parsing", minimum=2) as bar:
+        for _, results in zip(bar, chunks):
+            for spec_id, key, partial in results:
+                ctx.cache.shard("partial", detector_version(registry()[spec_id])).put(key, partial)
 
 
-def per_file_partial(spec: DetectorSpec, path: str, source: bytes) -> dict:
+def per_file_partial(spec: DetectorSpec, path: str, source: bytes, trees=None) -> dict:
     """A detector's work on one file, as a JSON-able partial (also in worker processes)."""
     try:
-        if spec.kind == "query":
-            return PER_FILE[spec.reduce](spec, path, file_matches(spec.query, path, source, spec.needle))
-        return PER_TEXT[spec.reduce](spec, path, source.decode("utf-8", "replace"))
+        return PER_FILE[spec.reduce](spec, path, file_matches(spec.query, path, source, spec.needle, trees))
     except CannotEvaluate as exc:
         return {"cannot_evaluate": str(exc), "evidence": [[e.path, e.lines.start, e.lines.end] for e in exc.evidence]}
 
 
-def _work(spec: DetectorSpec, ctx: FactContext, shard, ids, todo: list[str], starts, batch: int) -> None:
-    """Per-file work for the files not in the cache: in worker processes when
-    there is a lot of it, else here, a batch at a time."""
-    for i in starts:
-        chunk = todo[i:i + batch]
-        ctx.load(chunk)
-        for path in chunk:
-            shard.put(f"{ids[path]}:{path}", per_file_partial(spec, path, ctx.read(path)))
-        if spec.kind == "text":
-            ctx.forget(chunk)
+def _work(spec: DetectorSpec, ctx: FactContext, shard, ids, files) -> None:
+    """Per-file work, here, for the files neither cached nor done by prepare()."""
+    files = list(files)
+    ctx.load(files)
+    for path in files:
+        shard.put(f"{ids[path]}:{path}", per_file_partial(spec, path, ctx.read(path), ctx.trees))
 
 
 def _cached_fact(spec: DetectorSpec, ctx: FactContext) -> bool:

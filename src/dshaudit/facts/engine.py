@@ -80,6 +80,9 @@ class CannotEvaluate(Exception):
         super().__init__(message)
         self.evidence = evidence
 
+    def __reduce__(self):  # crosses from a worker process whole, evidence included
+        return (CannotEvaluate, (str(self), self.evidence))
+
 
 @dataclass
 class Match:
@@ -131,7 +134,9 @@ class FactContext:
         self._blobs: dict[str, bytes] = {}
         self._trees: dict[tuple[str, str], tree_sitter.Tree] = {}
         self._paths: dict[tuple, list[str]] = {}
+        self._globs: dict[str, set[str]] = {}
         self.pool = None  # a parallel.Pool, when the caller provides one
+        self.trees = TreeCache()
 
     # -- paths and text --------------------------------------------------------
 
@@ -139,15 +144,23 @@ class FactContext:
         return self.snapshot.blob_ids()
 
     def paths(self, globs: list[str], exclude_tests: bool = False) -> list[str]:
+        """Regular files matching any of `globs`, in path order."""
         key = (tuple(globs), exclude_tests)
         if key not in self._paths:
-            regexes = [glob_regex(g) for g in globs]
+            matched = set()
+            for g in globs:
+                matched |= self._glob(g)
             self._paths[key] = [
-                p
-                for p in self.blob_ids()
-                if any(r.match(p) for r in regexes) and not (exclude_tests and is_test_path(p))
+                p for p in self.blob_ids() if p in matched and not (exclude_tests and is_test_path(p))
             ]
         return self._paths[key]
+
+    def _glob(self, glob: str) -> set[str]:
+        if glob not in self._globs:
+            prefix = re.split(r"[*?{\[]", glob, 1)[0]  # the literal start narrows before the regex runs
+            regex = glob_regex(glob)
+            self._globs[glob] = {p for p in self.blob_ids() if p.startswith(prefix) and regex.match(p)}
+        return self._globs[glob]
 
     def load(self, paths: list[str]) -> None:
         """Read the blobs of these paths in one batch, those not read yet."""
@@ -176,17 +189,19 @@ class FactContext:
     def needle_shard(self):
         return self.cache.shard("needles", digest(NEEDLE_VERSION, *all_needles()))
 
-    def files_with(self, needle: str, globs: list[str], exclude_tests: bool = False, *, filter_only: bool = True) -> list[str]:
-        """Paths matching `globs` whose content holds `needle`, remembered per blob.
+    def files_with(self, needle: str | tuple[str, ...], globs: list[str], exclude_tests: bool = False, *,
+                   filter_only: bool = True) -> list[str]:
+        """Paths matching `globs` whose content holds `needle` (any of several), remembered per blob.
         As a prefilter (`filter_only`), it can be switched off: then every path
         matching the globs is returned and the detector must find nothing more."""
         paths = self.paths(globs, exclude_tests)
         if filter_only and not self.prefilter:
             return paths
         needles = all_needles()
-        if needle not in needles:
+        wanted = (needle,) if isinstance(needle, str) else needle
+        if not set(wanted) <= set(needles):
             raise ValueError(f"needle {needle!r} is not declared in registry.toml")
-        bit = 1 << needles.index(needle)
+        bit = sum(1 << needles.index(n) for n in wanted)
         shard = self.needle_shard()
         ids = self.blob_ids()
         unknown = [p for p in paths if shard.get(ids[p]) is None]
@@ -205,23 +220,41 @@ class FactContext:
 
     # -- syntax ------------------------------------------------------------------
 
-    def matches(self, query_name: str, path: str, needle: str | None) -> list[Match]:
-        return file_matches(query_name, path, self.read(path), needle)
+    def matches(self, query_name: str, path: str, needle: tuple[str, ...] | None) -> list[Match]:
+        return file_matches(query_name, path, self.read(path), needle, self.trees)
 
 
-def file_matches(query_name: str, path: str, source: bytes, needle: str | None) -> list[Match]:
-    """One query over one file. A parse error on a line holding the needle
+class TreeCache:
+    """Parses of this run, by content, so detectors reading one file share one parse."""
+
+    def __init__(self, limit: int = 256):
+        self.limit = limit
+        self._trees: dict[tuple[bool, bytes], tree_sitter.Tree] = {}
+
+    def get(self, path: str, source: bytes) -> tree_sitter.Tree:
+        key = (path.endswith(".tsx"), source)
+        tree = self._trees.get(key)
+        if tree is None:
+            if len(self._trees) >= self.limit:
+                self._trees.clear()
+            tree = self._trees[key] = parse(path, source)
+        return tree
+
+
+def file_matches(query_name: str, path: str, source: bytes, needle: tuple[str, ...] | None,
+                 trees: TreeCache | None = None) -> list[Match]:
+    """One query over one file. A parse error on a line holding a needle
     makes the answer unknowable: CannotEvaluate, not an undercount."""
-    tree = parse(path, source)
+    tree = trees.get(path, source) if trees is not None else parse(path, source)
     if tree.root_node.has_error and needle:
         _refuse_if_error_near(path, tree, source, needle)
     query = load_query(query_name, path.endswith(".tsx"))
     return [Match(path, captures) for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node)]
 
 
-def _refuse_if_error_near(path: str, tree: tree_sitter.Tree, source: bytes, needle: str) -> None:
+def _refuse_if_error_near(path: str, tree: tree_sitter.Tree, source: bytes, needle: tuple[str, ...]) -> None:
     lines = source.decode("utf-8", "replace").split("\n")
-    needle_lines = {i + 1 for i, ln in enumerate(lines) if needle in ln}
+    needle_lines = {i + 1 for i, ln in enumerate(lines) if any(n in ln for n in needle)}
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
@@ -230,7 +263,7 @@ def _refuse_if_error_near(path: str, tree: tree_sitter.Tree, source: bytes, need
             hit = sorted(n for n in needle_lines if span.start <= n <= span.end)
             if hit or (node.is_missing and span.start in needle_lines):
                 raise CannotEvaluate(
-                    f"tree-sitter-typescript cannot parse {path}:{span} where {needle!r} occurs "
+                    f"tree-sitter-typescript cannot parse {path}:{span} where {' or '.join(map(repr, needle))} occurs "
                     f"(line {hit[0] if hit else span.start}); the count would be a guess",
                     (Evidence(path, span),),
                 )
@@ -242,7 +275,7 @@ def all_needles() -> list[str]:
     """Every literal a detector filters on, in a stable order (bit k of a blob's mask is needle k)."""
     from . import registry
 
-    needles = {spec.needle for spec in registry().values() if spec.needle}
+    needles = {n for spec in registry().values() for n in spec.needle or ()}
     needles |= {spec.params["mention"] for spec in registry().values() if "mention" in spec.params}
     return sorted(needles)
 
@@ -252,7 +285,7 @@ def PARSED_NEEDLE_MASK() -> int:  # noqa: N802 - a constant, computed once the r
     from . import registry
 
     needles = all_needles()
-    return sum(1 << needles.index(s.needle) for s in registry().values() if s.needle and s.query)
+    return sum(1 << needles.index(n) for s in registry().values() if s.query for n in s.needle or ())
 
 
 # Bump when the meaning of cached needle or per-file results changes.

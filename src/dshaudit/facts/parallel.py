@@ -14,8 +14,9 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 
 WORKERS = 2
-MIN_FILES = 300  # below this, starting processes costs more than it saves
-CHUNK = 200
+MIN_FILES = 80  # files to parse: below this, starting processes costs more than it saves
+MIN_SCANS = 1500  # files to scan for literals: a scan is cheap, so the bar is higher
+CHUNK = 40
 
 _repository = None
 
@@ -37,14 +38,16 @@ def _init(git_dir: str) -> None:
 def _run(items: list[tuple[str, str, str]]) -> list[tuple[str, str, object]]:
     """Work items (detector id or "needles", path, blob id) -> (shard name, key, result)."""
     from . import needle_mask, per_file_partial, registry
+    from .engine import TreeCache
 
     blobs = _repository.read_blobs([blob for _, _, blob in items])
+    trees = TreeCache(limit=64)  # detectors reading the same file in this chunk share its parse
     out = []
     for job, path, blob in items:
         if job == "needles":
             out.append(("needles", blob, needle_mask(blobs[blob])))
         else:
-            out.append((job, f"{blob}:{path}", per_file_partial(registry()[job], path, blobs[blob])))
+            out.append((job, f"{blob}:{path}", per_file_partial(registry()[job], path, blobs[blob], trees)))
     return out
 
 
@@ -56,14 +59,17 @@ class Pool:
         self._executor: ProcessPoolExecutor | None = None
 
     def map(self, items: list[tuple[str, str, str]]) -> list[tuple[str, str, object]]:
+        return [r for chunk in self.chunks(items) for r in chunk]
+
+    def _start(self) -> ProcessPoolExecutor:
         if self._executor is None:
             context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
             self._executor = ProcessPoolExecutor(workers(), mp_context=context, initializer=_init, initargs=(self.git_dir,))
-        chunks = [items[i:i + CHUNK] for i in range(0, len(items), CHUNK)]
-        out: list[tuple[str, str, object]] = []
-        for result in self._executor.map(_run, chunks):
-            out.extend(result)
-        return out
+        return self._executor
+
+    def chunks(self, items: list[tuple[str, str, str]]):
+        """Results a chunk at a time, in order, as the workers finish them."""
+        return self._start().map(_run, [items[i:i + CHUNK] for i in range(0, len(items), CHUNK)])
 
     def close(self) -> None:
         if self._executor is not None:

@@ -1,15 +1,16 @@
 """Reducers: how matches become a fact's value.
 
-A detector that reads syntax or text does it in two steps, so that its work
-on one file can be cached by blob id and never redone:
+A detector that reads syntax does it in two steps, so that its work on one
+file can be cached by blob id and never redone:
 
-- `per_file(spec, path, matches_or_text) -> partial`: JSON-able facts about
-  one file (names found, literal values, evidence as [path, first, last]);
+- `per_file(spec, path, matches) -> partial`: JSON-able facts about one file
+  (names found, literal values, evidence as [path, first, last]);
 - `combine(spec, ctx, partials) -> Measurement`: the fact's value from the
   partials of every file it read, in path order.
 
-A detector about the tree as a whole (manifests, file counts) is one
-`whole(ctx, spec) -> Measurement`: it reads a few small files or only paths.
+A detector about the tree as a whole (manifests, file counts, text over every
+file) is one `whole(ctx, spec) -> Measurement`: it reads a few small files,
+only paths, or asks git grep; its result is cached per commit.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from .engine import (
 )
 
 PER_FILE = {}  # name -> per_file(spec, path, matches) for query detectors
-PER_TEXT = {}  # name -> per_file(spec, path, text) for text detectors
 COMBINE = {}  # name -> combine(spec, ctx, partials)
 WHOLE = {}  # name -> whole(ctx, spec)
 
@@ -43,14 +43,6 @@ WHOLE = {}  # name -> whole(ctx, spec)
 def per_file(name):
     def register(fn):
         PER_FILE[name] = fn
-        return fn
-
-    return register
-
-
-def per_text(name):
-    def register(fn):
-        PER_TEXT[name] = fn
         return fn
 
     return register
@@ -566,38 +558,36 @@ def docs_by_language(ctx: FactContext, spec, matches) -> Measurement:
     return Measurement(len(files), fields, ())
 
 
-@per_text("markers")
-def _(spec, path, text: str) -> dict:
-    if not any(w in text for w in spec.params["words"]):
-        return {"lines": []}
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, spec.params["words"])) + r")\b")
-    return {"lines": [[n, sorted(set(pattern.findall(line)))] for n, line in enumerate(text.split("\n"), 1) if pattern.search(line)]}
+# Text over the whole tree is git grep's job: it scans every blob of a commit
+# in C faster than Python reads the changed ones, and the fact is cached per commit.
 
 
-@combine("markers")
-def _(spec, ctx, partials) -> Measurement:
-    hits = [(path, n, words) for path, partial in partials for n, words in partial["lines"]]
-    per_word = {w: sum(w in words for _, _, words in hits) for w in spec.params["words"]}
+def _marker_grep(spec) -> tuple[str, bool, bool]:
+    return "|".join(map(re.escape, spec.params["words"])), True, False
+
+
+@whole
+def markers(ctx: FactContext, spec, matches) -> Measurement:
+    words = spec.params["words"]
+    allowed = set(ctx.paths(list(spec.paths)))
+    hits = [h for h in ctx.snapshot.grep_lines(*_marker_grep(spec)) if h[0] in allowed]
+    per_word = {w: sum(bool(re.search(rf"\b{re.escape(w)}\b", text)) for _, _, text in hits) for w in words}
     return Measurement(len(hits), {"lines": len(hits), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n, _ in hits))
 
 
-@per_text("absent_strings")
-def _(spec, path, text: str) -> dict:
-    lowered = text.lower()
-    out = {}
-    for s in spec.params["strings"]:
-        if s.lower() in lowered:
-            out[s] = [n for n, line in enumerate(lowered.split("\n"), 1) if s.lower() in line]
-    return {"hits": out}
+markers.greps = lambda spec: [_marker_grep(spec)]
 
 
-@combine("absent_strings")
-def _(spec, ctx, partials) -> Measurement:
+@whole
+def absent_strings(ctx: FactContext, spec, matches) -> Measurement:
     value, found = {}, []
     for s in spec.params["strings"]:
-        files = [(path, partial["hits"][s]) for path, partial in partials if s in partial["hits"]]
-        value[s] = len(files)
-        found += [Evidence(p, LineRange(n, n)) for p, lines in files for n in lines][:50]
+        hits = ctx.snapshot.grep_lines(re.escape(s), False, True)
+        value[s] = len({p for p, _, _ in hits})
+        found += [Evidence(p, LineRange(n, n)) for p, n, _ in hits][:50]
     fields = {f"{s}_files": n for s, n in value.items()}
     fields["total_files"] = sum(value.values())
     return Measurement(value, fields, tuple(found))
+
+
+absent_strings.greps = lambda spec: [(re.escape(s), False, True) for s in spec.params["strings"]]

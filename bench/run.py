@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Benchmark dshaudit on real DSH, against ast-grep and git grep as references.
+
+Not a test: it prints figures and ratios for a person to read.
+
+    DSH_REPO=/path/to/deepseek-harness python bench/run.py [--runs 5]
+
+Each command runs as a whole process, several times; min and median wall
+seconds are printed, with the peak resident memory of the process itself.
+"Cold" runs start from an empty cache folder; "warm" ones from a cache filled
+by a previous run. ast-grep (the `ast-grep` or `sg` command, or one installed
+with npm under node_modules/.bin) scans an extracted rc7 tree with rules
+equivalent to three of dshaudit's detectors; without it, that reference and
+its ratios are skipped with a note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RC7 = "99f6f02fecdb7dff40c3fbc9470f5907c29f74ca"
+RC2 = "b150a551b8d465e31e418e1b2eaf5e79bbb7d28e"
+ROOT = Path(__file__).resolve().parent.parent
+
+# Three detectors, as ast-grep rules, for .ts and .tsx: surfaceOp properties,
+# snapshot-form sources, and the services the Cordis Context constructor builds.
+RULES = {
+    "surface-op": """
+rule:
+  kind: pair
+  has: {field: key, regex: "^surfaceOp$"}
+""",
+    "snapshot-form": """
+rule:
+  kind: pair
+  all:
+    - has: {field: key, regex: "^form$"}
+    - has: {field: value, regex: "^'snapshot'"}
+""",
+    "context-services": """
+rule:
+  pattern: this.$NAME = new $IMPL($$$ARGS)
+  inside:
+    kind: method_definition
+    has: {field: name, regex: "^constructor$"}
+    stopBy: end
+""",
+}
+
+
+def run_once(cmd: list[str], env: dict, cwd: Path) -> tuple[float, int, int]:
+    """Wall seconds, peak RSS in MiB (the process itself), exit code."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    return wall, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
+
+
+def measure(label: str, cmd: list[str], runs: int, env: dict, cwd: Path, before=None) -> dict:
+    walls, peaks = [], []
+    for _ in range(runs):
+        if before:
+            before()
+        wall, peak, code = run_once(cmd, env, cwd)
+        if code not in (0, 1):
+            raise SystemExit(f"bench: {label}: `{' '.join(cmd)}` exited {code}")
+        walls.append(wall)
+        peaks.append(peak)
+    row = {"label": label, "min": min(walls), "median": statistics.median(walls), "peak": max(peaks)}
+    print(f"  {label:<44} min {row['min']:6.3f} s  median {row['median']:6.3f} s  peak {row['peak']:4d} MiB", flush=True)
+    return row
+
+
+def find_ast_grep() -> str | None:
+    for name in ("ast-grep", "sg"):
+        path = shutil.which(name)
+        if path and "ast-grep" in subprocess.run([path, "--version"], capture_output=True, text=True).stdout:
+            return path
+    for base in (ROOT, Path.cwd(), Path("/tmp/sg")):
+        candidate = base / "node_modules" / ".bin" / "ast-grep"
+        if candidate.exists():
+            return str(candidate)
+    return None
+
+
+def changed_parse_seconds(repo: str) -> tuple[int, float]:
+    """Files the detectors parse that differ between rc7 and rc2, and the time to parse them once."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from dshaudit.facts import registry
+    from dshaudit.facts.engine import FactContext
+    from dshaudit.snapshot import DshRepository
+    from dshaudit.symbols import parse
+
+    repository = DshRepository.open(repo, "unused")
+    old = FactContext(repository.snapshot(RC7))
+    new = FactContext(repository.snapshot(RC2))
+    wanted = set()
+    for spec in registry().values():
+        if spec.query:
+            paths = new.files_with(spec.needle, list(spec.paths), spec.exclude_tests) if spec.needle else new.paths(list(spec.paths))
+            wanted |= {p for p in paths if old.blob_ids().get(p) != new.blob_ids()[p]}
+    sources = [(p, new.read(p)) for p in sorted(wanted)]
+    start = time.perf_counter()
+    for path, source in sources:
+        parse(path, source)
+    return len(sources), time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="timed runs of each command (default 5)")
+    args = parser.parse_args()
+    repo = os.environ.get("DSH_REPO")
+    if not repo:
+        raise SystemExit("bench: set DSH_REPO to a clone of deepseek-ai/deepseek-harness")
+    exe = shutil.which("dshaudit") or str(Path(sys.executable).parent / "dshaudit")
+    work = Path(tempfile.mkdtemp(prefix="dshaudit-bench-"))
+    env = {**os.environ, "DSH_REPO": repo}
+    cache, seeded = work / "cache", work / "cache-rc7"
+
+    def empty_cache():
+        shutil.rmtree(cache, ignore_errors=True)
+
+    def cache_from_rc7():
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.copytree(seeded, cache)
+
+    env["DSHAUDIT_CACHE_DIR"] = str(cache)
+    print(f"dshaudit bench: DSH at {repo}; {args.runs} runs each; {os.cpu_count()} cores")
+    rows = {}
+    try:
+        print("dshaudit (findings/ of this repository):")
+        rows["check_cold"] = measure("check, cold cache (citations + all facts)", [exe, "check"], args.runs, env, ROOT, empty_cache)
+        rows["check_warm"] = measure("check, warm cache", [exe, "check"], args.runs, env, ROOT)
+        shutil.copytree(cache, seeded)
+        rows["facts_cold"] = measure("facts, cold cache", [exe, "facts"], args.runs, env, ROOT, empty_cache)
+        rows["facts_warm"] = measure("facts, warm cache", [exe, "facts"], args.runs, env, ROOT)
+        rows["check_new_sha"] = measure("check --pin rc2, cache warm from rc7", [exe, "check", "--pin", "rc2"], args.runs, env, ROOT, cache_from_rc7)
+        rows["rebase"] = measure("rebase --from rc7 --to rc2, warm cache", [exe, "rebase", "--from", "rc7", "--to", "rc2"], args.runs, env, ROOT)
+        rows["rebase_cold"] = measure("rebase --from rc7 --to rc2, cold cache", [exe, "rebase", "--from", "rc7", "--to", "rc2"], args.runs, env, ROOT, empty_cache)
+
+        print("references:")
+        tree = work / "rc7"
+        tree.mkdir()
+        archive = subprocess.run(["git", f"--git-dir={repo}", "archive", RC7], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+        rows["git_grep"] = measure("git grep -n KNOWN_SESSION_EVENT_TYPES (rc7)",
+                                   ["git", f"--git-dir={repo}", "grep", "-n", "KNOWN_SESSION_EVENT_TYPES", RC7], args.runs, env, ROOT)
+        sg = find_ast_grep()
+        if sg:
+            rules = work / "rules"
+            rules.mkdir()
+            for name, body in RULES.items():
+                for lang in ("typescript", "tsx"):
+                    (rules / f"{name}-{lang}.yml").write_text(f"id: {name}-{lang}\nlanguage: {lang}\nseverity: info\n{body}")
+            (work / "sgconfig.yml").write_text(f"ruleDirs:\n  - {rules}\n")
+            rows["ast_grep"] = measure(f"ast-grep scan, {len(RULES) * 2} rules (3 detectors)",
+                                       [sg, "scan", "-c", str(work / "sgconfig.yml"), str(tree)], args.runs, env, work)
+        else:
+            print("  ast-grep not found (npm install @ast-grep/cli, or put ast-grep on PATH): its ratios are skipped")
+
+        changed, parse_s = changed_parse_seconds(repo)
+        print(f"  parsing the {changed} detector files that changed rc7 -> rc2, once, in-process: {parse_s:.3f} s")
+
+        med = {k: v["median"] for k, v in rows.items()}
+        print("ratios and targets (medians):")
+        if "ast_grep" in med:
+            print(f"  cold check / ast-grep scan            {med['check_cold'] / med['ast_grep']:5.2f}x   (target <= 1.0x)")
+        print(f"  cold check                            {med['check_cold']:5.2f} s   (target <= 3 s)")
+        print(f"  warm check                            {med['check_warm']:5.2f} s   (target <= 0.5 s)")
+        budget = 1.5 * med["check_warm"] + parse_s
+        print(f"  check at rc2 from a warm rc7 cache    {med['check_new_sha']:5.2f} s   "
+              f"(target <= 1.5 x warm + parse of changed = {budget:.2f} s; ratio {med['check_new_sha'] / budget:.2f})")
+        print(f"  rebase rc7 -> rc2 (warm)              {med['rebase']:5.2f} s   (target <= 1 s)")
+        print(f"  rebase rc7 -> rc2 (cold)              {med['rebase_cold']:5.2f} s")
+        print(f"  cold check / git grep                 {med['check_cold'] / med['git_grep']:5.1f}x")
+        print(f"  peak memory, largest                  {max(r['peak'] for r in rows.values()):5d} MiB (target <= 200 MiB)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
