@@ -9,6 +9,7 @@ markdown-it only keeps line maps for blocks.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +57,8 @@ def split_front_matter(text: str, where: str) -> tuple[dict, int]:
     raise InputError(f"{where}:1: front matter opened with '---' is never closed")
 
 
-BLOCKS_VERSION = "1"  # bump when _blocks changes what it returns
+BLOCKS_VERSION = "2"  # bump when _blocks changes what it returns
+_CODE_HTML_RE = re.compile(r"\s*<(!--|pre\b|script\b|style\b|textarea\b|code\b)", re.IGNORECASE)
 
 
 def _prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -81,7 +83,10 @@ def _blocks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tuple[int
     excluded = [False] * len(lines)
     fences = []
     for tok in _md.parse(masked):
-        if tok.map is not None and tok.type in ("fence", "code_block", "html_block"):
+        # HTML blocks are prose (a citation in a <details> or an HTML table is
+        # checked like any other), except comments and blocks holding code.
+        hidden_html = tok.type == "html_block" and _CODE_HTML_RE.match(tok.content)
+        if tok.map is not None and (tok.type in ("fence", "code_block") or hidden_html):
             a, b = tok.map
             for i in range(a, min(b, len(lines))):
                 excluded[i] = True
@@ -168,8 +173,10 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> 
 
 
 def display_path(path: Path) -> str:
+    """The path as the user sees it: relative to the working directory when
+    inside it (without following a symbolic link's target)."""
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(Path.cwd()))).as_posix()
     except ValueError:
         return path.as_posix()
 

@@ -9,6 +9,7 @@ their offsets, come out.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from .model import LineRange
@@ -130,6 +131,7 @@ def _anchors_after(text: str, pos: int) -> tuple[str, ...]:
 def find_citations(text: str) -> list[RawCitation]:
     """Every citation in a chunk of Markdown text, in order of appearance."""
     spans = code_spans(text)
+    span_starts = [s[1] for s in spans]  # content starts, sorted: bisect finds the enclosing span
     found = []
     for m in CITATION_RE.finditer(text):
         path, lines_spec, symbol, pin = m.group("path", "lines", "symbol", "pin")
@@ -144,11 +146,11 @@ def find_citations(text: str) -> list[RawCitation]:
         lines, problem = parse_lines(lines_spec) if lines_spec else ((), None)
         # Anchors follow the citation, or the code span that holds it.
         after = m.end()
-        for s_start, c_start, c_end, s_end in spans:
-            if c_start <= m.start() and m.end() <= c_end:
-                if text[m.end():c_end].strip() == "":
-                    after = s_end
-                break
+        k = bisect_right(span_starts, m.start()) - 1
+        if k >= 0:
+            _, c_start, c_end, s_end = spans[k]
+            if c_start <= m.start() and m.end() <= c_end and text[m.end():c_end].strip() == "":
+                after = s_end
         found.append(
             RawCitation(
                 text=m.group(0),

@@ -24,6 +24,7 @@ from .config import Config
 from .errors import InputError
 from .findings import FindingsFile
 from .model import CheckResult, ClaimVerdict, Evidence, Fact, LineRange, Pin, Verdict, format_lines
+from .textsafe import terminal_safe
 from .verify import FileText
 
 MAX_CITED_LINES = 12
@@ -243,14 +244,14 @@ def _pos(source) -> tuple:
 
 def _md(value: object) -> str:
     """Text safe inside a Markdown table cell: no HTML, no table breaks, no links."""
-    text = "" if value is None else str(value)
+    text = terminal_safe("" if value is None else str(value))
     text = html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
     return re.sub(r"([\\`*_\[\]])", r"\\\1", text).replace("\\\\|", "\\|")
 
 
 def _code(value: object) -> str:
     """Inline code that survives any backticks inside it, and is safe in a table cell."""
-    text = ("" if value is None else str(value)).replace("\n", " ").replace("|", "¦")
+    text = terminal_safe(("" if value is None else str(value)).replace("\n", " ")).replace("|", "¦")
     if not text:
         return ""
     fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
@@ -265,6 +266,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(load),
         autoescape=autoescape,
+        # Control characters from DSH or findings (ANSI escapes, bells) become visible escapes.
+        finalize=lambda value: terminal_safe(value) if isinstance(value, str) else value,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
