@@ -20,14 +20,16 @@ from .snapshot import DshRepository
 from .textsafe import terminal_safe
 from .verify import FileText, Verifier
 
+# Indented like the commands' docstrings, which click dedents as one block.
 EXIT_CODES_HELP = """
-\b
-Exit codes:
-  0  every citation holds
-  1  a citation fails
-  2  usage, configuration or findings input error
-  3  the DSH repository is unusable (missing SHA, shallow clone, unreachable URL)
-  4  internal error in dshaudit (a bug: please report it)
+
+    \b
+    Exit codes (the same for every command):
+      0  every citation and claim holds
+      1  a citation or claim fails (lint: a problem found; rebase: a citation is ambiguous or lost)
+      2  usage, configuration or findings input error
+      3  the DSH repository is unusable (missing SHA, shallow clone, unreachable URL)
+      4  internal error in dshaudit (a bug: please report it)
 """
 
 REPO_HELP = (
@@ -138,7 +140,6 @@ def check(paths, repo, pin, fmt, config_path):
     sys.exit(errors.EXIT_OK if result.ok else errors.EXIT_FAILED)
 
 
-check.help += EXIT_CODES_HELP
 
 
 @main.command()
@@ -576,3 +577,7 @@ def lint_command(paths, strict, fmt, config_path):
             click.echo(terminal_safe(str(p)))
         click.echo(result.summary(strict))
     sys.exit(errors.EXIT_FAILED if result.failed(strict) else errors.EXIT_OK)
+
+
+for _command in main.commands.values():
+    _command.help = (_command.help or "").rstrip() + EXIT_CODES_HELP
