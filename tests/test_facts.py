@@ -443,29 +443,8 @@ def test_approval_fallback(facts):
 
 # -- manifests ---------------------------------------------------------------------------
 
-MEMBERS = [
-    "apps/cli",
-    "packages/boot/app-boot",
-    "packages/client/connection",
-    "packages/client/ui",
-    "packages/context/time-context",
-    "packages/context/tmux-context",
-    "packages/core/agent-loop",
-    "packages/core/session",
-    "packages/hooks/hook-protocol",
-    "packages/interaction/user-approval",
-    "packages/llm/llm",
-    "packages/session/session-persistence-jsonl",
-    "packages/subagent/subagent",
-    "packages/subagent/subagent-acp",
-    "packages/subagent/subagent-claude-code",
-    "packages/subagent/subagent-codex",
-    "packages/subagent/subagent-fork",
-    "packages/subagent/tool-subagent",
-    "packages/test-support/fakes",
-    "vendor/cordis",
-    "vendor/cosmokit",
-]
+# The fixture writes a package.json into each of these, beside folders that are no members.
+from fixture_facts import MEMBERS  # noqa: E402
 
 
 @covers("workspace.packages")
@@ -477,7 +456,7 @@ def test_workspace_packages(facts):
     assert f.value == 21
     assert f.fields == {
         "count": 21,
-        "members": MEMBERS,
+        "members": list(MEMBERS),
         "families": ["boot", "client", "context", "core", "hooks", "interaction", "llm", "session", "subagent", "test-support"],
         "family_count": 10,
     }

@@ -481,7 +481,7 @@ def replace_pin(citation):
 def _move_dict(m, old_pin, new_pin) -> dict:
     c = m.citation
     return {
-        "source": {"file": c.source.file, "line": c.source.line, "column": c.source.column},
+        "source": c.source.to_dict(),
         "status": m.status,
         "old": {"pin": old_pin.name, "path": c.path, "lines": format_lines(c.lines) or None, "symbol": c.symbol, "text": c.text},
         "new": {"pin": new_pin.name, "path": m.new_path, "lines": format_lines(m.new_lines) or None,

@@ -23,6 +23,9 @@ class SourceLocation:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
 
+    def to_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "column": self.column}
+
 
 @dataclass(frozen=True, order=True)
 class LineRange:

@@ -82,7 +82,7 @@ def _cited_lines(reader, v: Verdict) -> list[dict]:
 def _citation(web_url: str, reader, v: Verdict, others: list[tuple[str, Verdict | None]]) -> dict:
     c = v.citation
     return {
-        "source": {"file": c.source.file, "line": c.source.line, "column": c.source.column},
+        "source": c.source.to_dict(),
         "text": c.text,
         "path": c.path,
         "lines": format_lines(c.lines),
@@ -102,7 +102,7 @@ def _claim(web_url: str, v: ClaimVerdict, others: list[tuple[str, ClaimVerdict |
     c = v.claim
     fact = v.fact
     return {
-        "source": {"file": c.source.file, "line": c.source.line, "column": c.source.column},
+        "source": c.source.to_dict(),
         "kind": c.kind,
         "text": c.text,
         "ref": c.ref,

@@ -24,7 +24,7 @@ def verdict_dict(v: Verdict) -> dict:
     if c.symbol or c.anchors:
         anchor = {"symbol": c.symbol, "content": list(c.anchors)}
     return {
-        "source": {"file": c.source.file, "line": c.source.line, "column": c.source.column},
+        "source": c.source.to_dict(),
         "target": {
             "pin": v.pin.name if v.pin else c.pin_ref,
             "sha": v.pin.sha if v.pin else None,
@@ -55,7 +55,7 @@ def fact_dict(f: Fact) -> dict:
 def claim_dict(v: ClaimVerdict) -> dict:
     c = v.claim
     return {
-        "source": {"file": c.source.file, "line": c.source.line, "column": c.source.column},
+        "source": c.source.to_dict(),
         "kind": c.kind,
         "claim": c.text,
         "ref": c.ref,
