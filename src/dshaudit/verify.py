@@ -6,7 +6,6 @@ decides its status: path, then range, then symbol anchor, then content anchor.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -18,13 +17,12 @@ from .model import Citation, CheckResult, LineRange, Pin, Status, Verdict, forma
 from .snapshot import DshRepository, Snapshot
 from .symbols import SymbolTable, build_symbol_table
 
-_WS_RE = re.compile(r"\s+")
 BINARY_SNIFF_BYTES = 8000
 
 
 def squash(text: str) -> str:
     """Text with all whitespace removed: anchors compare this way."""
-    return _WS_RE.sub("", text)
+    return "".join(text.split())
 
 
 @dataclass

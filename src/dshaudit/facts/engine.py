@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from pathlib import PurePosixPath
 
 import tree_sitter
 
@@ -33,7 +32,7 @@ def is_test_path(path: str) -> bool:
     `tests`/`test`/`__tests__` folder on the path."""
     if TEST_NAME_RE.search(path):
         return True
-    return any(part in TEST_DIRS for part in PurePosixPath(path).parts[:-1])
+    return any(part in TEST_DIRS for part in path.split("/")[:-1])
 
 
 @lru_cache(maxsize=None)
@@ -135,6 +134,7 @@ class FactContext:
         self._trees: dict[tuple[str, str], tree_sitter.Tree] = {}
         self._paths: dict[tuple, list[str]] = {}
         self._globs: dict[str, set[str]] = {}
+        self._under: dict[str, list[str]] = {}  # literal prefix -> paths starting with it
         self.pool = None  # a parallel.Pool, when the caller provides one
         self.trees = TreeCache()
 
@@ -158,8 +158,10 @@ class FactContext:
     def _glob(self, glob: str) -> set[str]:
         if glob not in self._globs:
             prefix = re.split(r"[*?{\[]", glob, 1)[0]  # the literal start narrows before the regex runs
-            regex = glob_regex(glob)
-            self._globs[glob] = {p for p in self.blob_ids() if p.startswith(prefix) and regex.match(p)}
+            if prefix not in self._under:
+                self._under[prefix] = [p for p in self.blob_ids() if p.startswith(prefix)]
+            match = glob_regex(glob).match
+            self._globs[glob] = {p for p in self._under[prefix] if match(p)}
         return self._globs[glob]
 
     def load(self, paths: list[str]) -> None:
