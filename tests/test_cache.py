@@ -150,3 +150,22 @@ def test_one_or_two_worker_processes_give_identical_output(facts_workspace, monk
     two = outputs(*(("--no-cache",) + c for c in COMMANDS))
     assert used, "the worker pool ran"
     assert one == two
+
+
+def test_a_literal_hidden_inside_another_match_is_still_found(tmp_path):
+    """git grep -o reports `maxDepth` in `maxDepthasOwn` and not the `hasOwn` that
+    overlaps it; the prefilter must still see both, or a detector would undercount."""
+    from fixture_repo import _commit, _write, git
+
+    from dshaudit.facts.engine import FactContext
+
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "src/a.ts", "const x = maxDepthasOwn\n")
+    _write(root, "src/b.ts", "const y = 1\n")
+    sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
+    ctx = FactContext(DshRepository.open(str(root), "unused").snapshot(sha), Cache(tmp_path / "cache"))
+    assert ctx.files_with("hasOwn", ["src/**"]) == ["src/a.ts"]
+    assert ctx.files_with("maxDepth", ["src/**"]) == ["src/a.ts"]
+    assert ctx.files_with("waterfall", ["src/**"]) == []

@@ -361,6 +361,28 @@ class Snapshot:
         self._grep_hits[key] = hits
         return hits
 
+    def grep_needles(self, needles: list[str], paths: list[str]) -> dict[str, set[str]]:
+        """Which of `needles` (fixed strings) occur in each of `paths`: one
+        `git grep -o` per thousand paths, in C, instead of reading every blob."""
+        found: dict[str, set[str]] = {p: set() for p in paths}
+        args = ["-o", "-z", "-a", "-F", "--no-color"] + [a for n in needles for a in ("-e", n)]
+        prefix = self.sha + ":"
+        for i in range(0, len(paths), 1000):
+            specs = [f":(literal){p}" for p in paths[i:i + 1000]]
+            try:
+                out = self.repository.repo.git.grep(*args, self.sha, "--", *specs, strip_newline_in_stdout=False)
+            except GitCommandError as exc:
+                if exc.status != 1:  # 1 means no match
+                    raise
+                continue
+            for record in out.split("\n"):
+                if record:
+                    path, _, text = record.partition("\0")
+                    path = path.removeprefix(prefix)
+                    if path in found:
+                        found[path].add(text)
+        return found
+
     def grep_files(self, needle: str) -> list[str]:
         """Paths whose content holds `needle` as a fixed string: one `git grep`."""
         if needle not in self._grep:

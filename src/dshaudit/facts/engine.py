@@ -207,17 +207,26 @@ class FactContext:
         shard = self.needle_shard()
         ids = self.blob_ids()
         unknown = [p for p in paths if shard.get(ids[p]) is None]
-        encoded = [n.encode("utf-8") for n in needles]
-        # Every declared needle is looked for in one read of each blob, in
-        # batches whose bytes are let go unless a detector will parse them.
-        for i in range(0, len(unknown), 400):
-            chunk = unknown[i:i + 400]
-            had = {ids[p] for p in chunk if ids[p] in self._blobs}
-            self.load(chunk)
-            for p in chunk:
-                data = self._blobs[ids[p]]
-                shard.put(ids[p], sum(1 << k for k, n in enumerate(encoded) if n in data))
-            self.forget([p for p in chunk if ids[p] not in had and not (shard.get(ids[p]) & PARSED_NEEDLE_MASK())])
+        if unknown:
+            # First pass in C: git grep -o over the unknown files. A file where it
+            # finds no literal holds none. Where it finds one, a literal may hide
+            # another (grep -o reports the leftmost match, and matches can
+            # overlap), so those few files are read and every literal looked for.
+            hits = self.snapshot.grep_needles(needles, unknown)
+            for p in unknown:
+                if not hits[p]:
+                    shard.put(ids[p], 0)
+            holding = [p for p in unknown if hits[p]]
+            encoded = [n.encode("utf-8") for n in needles]
+            for i in range(0, len(holding), 400):
+                chunk = holding[i:i + 400]
+                had = {ids[p] for p in chunk if ids[p] in self._blobs}
+                self.load(chunk)
+                for p in chunk:
+                    data = self._blobs[ids[p]]
+                    shard.put(ids[p], sum(1 << k for k, n in enumerate(encoded) if n in data))
+                # Keep what a detector will parse; let the rest go.
+                self.forget([p for p in chunk if ids[p] not in had and not (shard.get(ids[p]) & PARSED_NEEDLE_MASK())])
         return [p for p in paths if shard.get(ids[p]) & bit]
 
     # -- syntax ------------------------------------------------------------------
