@@ -169,3 +169,14 @@ def test_a_literal_hidden_inside_another_match_is_still_found(tmp_path):
     assert ctx.files_with("hasOwn", ["src/**"]) == ["src/a.ts"]
     assert ctx.files_with("maxDepth", ["src/**"]) == ["src/a.ts"]
     assert ctx.files_with("waterfall", ["src/**"]) == []
+
+
+def test_fast_glob_shapes_agree_with_the_regex():
+    from dshaudit.facts.engine import glob_predicate, glob_regex
+
+    paths = ["a.ts", "x/a.ts", "x/y/a.tsx", "x/y/z/b.ts", "x/.ts", "x/", "docs/a.md", "docs/a/b.zh.md",
+             "packages/core/a.ts", "packagesX/a.ts", "patches/p.patch", "patches", "package.json", "x/a.ts/b.md"]
+    for glob in ["**/*.ts", "**/*.tsx", "x/**/*.ts", "docs/**/*.md", "packages/**/*.ts", "patches/**", "**",
+                 "package.json", "x/a.ts", "vendor/*/package.json", "packages/*/*/src/**/*.ts"]:
+        for p in paths:
+            assert bool(glob_predicate(glob)(p)) == bool(glob_regex(glob).match(p)), (glob, p)
