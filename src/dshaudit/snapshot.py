@@ -268,7 +268,6 @@ class Snapshot:
         self._index: dict[str, tuple[str, str, str]] | None = None
         self._paths: list[str] | None = None
         self._blob_ids: dict[str, str] | None = None
-        self._grep: dict[str, list[str]] = {}
         self._greps: dict[tuple, tuple] = {}  # started git grep processes and their output files
         self._grep_hits: dict[tuple, list] = {}
         self._by_name: dict[str, list[str]] | None = None
@@ -382,20 +381,6 @@ class Snapshot:
                     if path in found:
                         found[path].add(text)
         return found
-
-    def grep_files(self, needle: str) -> list[str]:
-        """Paths whose content holds `needle` as a fixed string: one `git grep`."""
-        if needle not in self._grep:
-            try:
-                # -a: a source file with a stray NUL byte is still source; skipping it would undercount.
-                out = self.repository.repo.git.grep("-l", "-z", "-F", "-a", "-e", needle, self.sha)
-            except GitCommandError as exc:
-                if exc.status != 1:  # 1 means no match
-                    raise
-                out = ""
-            prefix = self.sha + ":"
-            self._grep[needle] = sorted(p.removeprefix(prefix) for p in out.split("\0") if p)
-        return self._grep[needle]
 
     def closest_paths(self, path: str, n: int = 1) -> list[str]:
         """Existing paths most like `path`, for a hint on a missing file.
