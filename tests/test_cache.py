@@ -10,7 +10,7 @@ from fixture_repo import write_config
 
 from dshaudit.cache import Cache
 from dshaudit.facts import measure
-from dshaudit.formats.json import fact_dict
+
 from dshaudit.model import Pin
 from dshaudit.snapshot import DshRepository
 
@@ -54,8 +54,8 @@ def test_prefilter_changes_nothing(facts_repo):
     repository = DshRepository.open(str(facts_repo.path), "unused")
     for tag in ("v1", "v3", "v4"):
         pin = Pin(tag, facts_repo.shas[tag])
-        on = [fact_dict(f) for f in measure(repository.snapshot(pin.sha), pin, prefilter=True)]
-        off = [fact_dict(f) for f in measure(repository.snapshot(pin.sha), pin, prefilter=False)]
+        on = [f.as_dict() for f in measure(repository.snapshot(pin.sha), pin, prefilter=True)]
+        off = [f.as_dict() for f in measure(repository.snapshot(pin.sha), pin, prefilter=False)]
         assert on == off, tag
 
 

@@ -142,7 +142,7 @@ def test_json_is_deterministic_and_sorted(workspace):
     [
         ("---\npin: [1, 2\n---\n", "findings/f.md:2: malformed front matter"),
         ("---\npin: v1\n", "findings/f.md:1: front matter opened with '---' is never closed"),
-        ("---\npin: v9\n---\n", "findings/f.md:2: front matter names pin 'v9'"),
+        ("---\npin: v9\n---\n", "findings/f.md:2: front matter: pin 'v9'"),
         ("---\n- a list\n---\n", "findings/f.md:2: front matter must be a YAML mapping"),
     ],
 )

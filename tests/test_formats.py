@@ -8,6 +8,7 @@ sarif-2.1/schema/sarif-schema-2.1.0.json at e0583813964ec43cea53b6b531b402866095
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -18,7 +19,9 @@ import jsonschema
 import pytest
 from conftest import run_cli, write_findings
 
+from dshaudit.diagnostics import Outcome
 from dshaudit.formats import FORMATS, RenderContext, render
+from dshaudit.verify import check_outcome
 from dshaudit.model import (
     CheckResult,
     Citation,
@@ -295,10 +298,10 @@ def parse_command(line: str) -> tuple[str, dict, str]:
     return m.group(1), {k: unescape_property(v) for k, v in props.items()}, unescape_data(m.group(3))
 
 
-def _one_failure(message: str, file: str) -> CheckResult:
+def _one_failure(message: str, file: str) -> Outcome:
     pin = Pin("v1", "a" * 40)
     citation = Citation(CONTEXT, (LineRange(3, 4),), None, None, ("x",), SourceLocation(file, 12, 5), f"{CONTEXT}:3-4")
-    return CheckResult((Verdict(citation, pin, Status.CONTENT_MISMATCH, message),))
+    return check_outcome(CheckResult((Verdict(citation, pin, Status.CONTENT_MISMATCH, message),)), WEB)
 
 
 def test_github_escapes_data_and_properties(tmp_path):
@@ -355,7 +358,7 @@ def cells(row: str) -> list[str]:
 
 
 def unescape_md(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
+    return html.unescape(re.sub(r"\\(.)", r"\1", text))
 
 
 def table_rows(out: str) -> list[list[str]]:
@@ -383,7 +386,7 @@ def test_markdown_escapes_pipes_backticks_and_html(audit, fixture_repo):
     assert len(row) == 4
     assert unescape_md(row[3]) == f"`{TRICKY_SHOWN}` is not on line 16; not found anywhere in the file"
     assert "<b>" not in out and "\x1b" not in out
-    assert "\\`50% off, a:b \\| c \\<b\\>x\\</b\\> \\]\\]\\> \\&amp; \\\\x1b\\[31mred\\`" in row[3]
+    assert "\\`50% off, a:b \\| c &lt;b&gt;x&lt;/b&gt; \\]\\]&gt; &amp;amp; \\\\x1b\\[31mred\\`" in row[3]
     assert row[1] == f"[{CONTEXT}:16@v1]({WEB}/blob/{fixture_repo.shas['v1']}/{CONTEXT}#L16)"
 
 
@@ -502,6 +505,6 @@ def test_check_help_lists_every_format():
     ],
 )
 def test_origin_urls_lose_credentials(remote, uri):
-    from dshaudit.formats.common import clean_remote_url
+    from dshaudit.auditrepo import clean_remote_url
 
     assert clean_remote_url(remote) == uri

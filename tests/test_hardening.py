@@ -134,9 +134,9 @@ def test_pin_suffixes_never_reach_git(workspace, suffix):
 @pytest.mark.parametrize("pin", ["--upload-pack=touch pwned", "-x", "6d1214af", "HEAD"])
 def test_option_like_or_short_pins_are_input_errors(workspace, pin):
     write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n", pin=json.dumps(pin))
-    one_line_error(run_cli("check"), 2, "findings/f.md:2: front matter names pin")
-    one_line_error(run_cli("check", f"--pin={pin}"), 2, f"--pin {pin!r}: not a pin")
-    one_line_error(run_cli("report", f"--pin={pin}", "--format", "json"), 2, f"pin {pin!r} is not in dshaudit.toml")
+    one_line_error(run_cli("check"), 2, "findings/f.md:2: front matter: pin")
+    one_line_error(run_cli("check", f"--pin={pin}"), 2, f"--pin: pin {pin!r} is not in dshaudit.toml")
+    one_line_error(run_cli("report", f"--pin={pin}", "--format", "json"), 2, f"--pin: pin {pin!r} is not in dshaudit.toml")
     assert not Path("pwned").exists()
 
 
@@ -168,7 +168,7 @@ def test_clone_urls_with_other_schemes_are_refused(workspace, url, monkeypatch):
     [
         (b"---\npin: [unclosed\n---\n", "findings/f.md:2: malformed front matter"),
         (b"---\npin: v1\n", "findings/f.md:1: front matter opened with '---' is never closed"),
-        (b"---\npin: v9\n---\n", "findings/f.md:2: front matter names pin 'v9'"),
+        (b"---\npin: v9\n---\n", "findings/f.md:2: front matter: pin 'v9'"),
         (b"---\npin: 7\n---\n", "findings/f.md:2: front matter 'pin' must be a pin name"),
         (b"---\npin: v1\n---\ncaf\xe9\n", "findings/f.md:4: not UTF-8"),
         (b"---\n!!python/object:os.system ls\n---\n", "findings/f.md:"),
@@ -297,7 +297,7 @@ def test_two_runs_at_once_share_one_cache(workspace, facts_repo, tmp_path):
 
 
 def test_a_full_disk_fails_the_report_and_leaves_no_file(workspace, monkeypatch):
-    import dshaudit.report as report
+    import dshaudit.writing as writing
 
     write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n")
     real_replace = os.replace
@@ -305,21 +305,21 @@ def test_a_full_disk_fails_the_report_and_leaves_no_file(workspace, monkeypatch)
     def full_disk(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(report.os, "replace", full_disk)
+    monkeypatch.setattr(writing.os, "replace", full_disk)
     run = run_cli("report", "--output", "out.html")
     one_line_error(run, 2, "out.html: cannot write: No space left on device")
-    monkeypatch.setattr(report.os, "replace", real_replace)
+    monkeypatch.setattr(writing.os, "replace", real_replace)
     assert not (workspace / "out.html").exists()
     assert not [p for p in workspace.iterdir() if p.name.startswith(".out.html")]
 
 
 def test_ctrl_c_during_rebase_write_leaves_each_file_old_or_new(workspace, monkeypatch):
-    import dshaudit.report as report
+    import dshaudit.writing as writing
 
     for name in ("a.md", "b.md", "c.md"):
         write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n", name=name)
     before = {p.name: p.read_bytes() for p in (workspace / "findings").iterdir()}
-    real = report.write_atomically
+    real = writing.write_atomically
     written = []
 
     def interrupt_after_first(path, text):
@@ -328,7 +328,7 @@ def test_ctrl_c_during_rebase_write_leaves_each_file_old_or_new(workspace, monke
         real(path, text)
         written.append(path)
 
-    monkeypatch.setattr(report, "write_atomically", interrupt_after_first)
+    monkeypatch.setattr(writing, "write_atomically", interrupt_after_first)
     run = run_cli("rebase", "--to", "v2", "--write")
     assert run.exit_code == 130
     after = {p.name: p.read_bytes() for p in (workspace / "findings").iterdir()}

@@ -254,7 +254,8 @@ def test_a_malformed_citation_is_not_also_called_unanchored(lint_space):
 
 def test_usage_errors_exit_2(lint_space):
     assert run_cli("lint", "findings/nope.md").exit_code == 2
-    assert run_cli("lint", "--format", "sarif").exit_code == 2
+    assert run_cli("lint", "--format", "pdf").exit_code == 2
+    assert run_cli("lint", "--output", "sarif").exit_code == 2  # FORMAT=PATH, not a format alone
     (lint_space / "findings").rmdir()
     run = run_cli("lint")
     assert run.exit_code == 2

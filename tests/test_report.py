@@ -124,4 +124,4 @@ def test_unknown_pin_or_tag_is_exit_2(workspace):
     write_findings(workspace, "`docs/architecture.md:4` → `privileged core`\n")
     run = run_cli("report", "--pin", "no-such-tag")
     assert run.exit_code == 2
-    assert "pin 'no-such-tag' is not in dshaudit.toml" in run.stderr and "nor a tag of the clone" in run.stderr
+    assert "pin 'no-such-tag' is not in dshaudit.toml" in run.stderr and "nor a tag of the DSH clone" in run.stderr

@@ -140,4 +140,4 @@ def test_unknown_pin_option_is_exit_2(workspace):
     write_findings(workspace, CITE)
     run = run_cli("check", "--pin", "--upload-pack=touch /tmp/x")
     assert run.exit_code == 2
-    assert run.stderr.startswith("dshaudit: --pin '--upload-pack=touch /tmp/x': not a pin")
+    assert run.stderr.startswith("dshaudit: --pin: pin '--upload-pack=touch /tmp/x' is not in dshaudit.toml")

@@ -6,12 +6,54 @@ on the main line), searched by halving: about log2(N) snapshots are read, not N.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Callable
 
 from .errors import InputError
-from .model import Pin
+from .findings import load_findings_file
+from .grammar import find_citations
+from .model import Citation, Pin, SourceLocation
 from .snapshot import DshRepository
+
+_FINDINGS_LOCATION_RE = re.compile(r"^(.+\.md):(\d+)(?::(\d+))?$")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What bisect watches: a citation (read at whatever pin it is checked at), or a fact's value."""
+
+    text: str
+    citation: Citation | None = None
+    fact_id: str | None = None
+    field: str | None = None
+
+
+def parse_target(target: str, anchors: tuple[str, ...], known_facts: set[str]) -> Target:
+    """`findings/x.md:LINE[:COL]` (a citation of a findings file), a fact id
+    with an optional field, or a bare citation with --anchor texts."""
+    from .claims import split_ref
+
+    m = _FINDINGS_LOCATION_RE.match(target)
+    if m and Path(m.group(1)).is_file():
+        f = load_findings_file(Path(m.group(1)))
+        line, col = int(m.group(2)), int(m.group(3)) if m.group(3) else None
+        here = [c for c in f.citations if c.source.line == line and (col is None or c.source.column == col)]
+        if len(here) != 1:
+            what = "no citation" if not here else f"{len(here)} citations (add :COLUMN: {', '.join(str(c.source.column) for c in here)})"
+            raise InputError(f"{target}: {what} on that line")
+        return Target(target, citation=replace(here[0], pin_ref=None))
+    fact_id, field = split_ref(target, known_facts)
+    if fact_id:
+        return Target(target, fact_id=fact_id, field=field)
+    found = find_citations(target)
+    if len(found) != 1 or found[0].text != target.strip():
+        raise InputError(f"{target!r}: neither a findings location (FILE.md:LINE), a citation, nor a fact id")
+    raw = found[0]
+    citation = Citation(raw.path, raw.lines, raw.symbol, None, anchors, SourceLocation("<command line>", 1, 1),
+                        raw.text, raw.problem)
+    return Target(target, citation=citation)
 
 
 @dataclass(frozen=True)
@@ -31,6 +73,24 @@ class BisectResult:
     first: Commit | None  # None: nothing changed between GOOD and BAD
     before: str  # the observation at GOOD
     after: str  # the observation at the first changed commit
+
+    def as_dict(self) -> dict[str, object]:
+        first = self.first
+        return {
+            "target": self.target, "good": self.good.sha, "bad": self.bad.sha,
+            "commits": self.commits, "probes": self.probes,
+            "before": self.before, "after": self.after,
+            "first": None if first is None else {"sha": first.sha, "date": first.date, "subject": first.subject},
+        }
+
+    def lines(self) -> tuple[str, ...]:
+        if self.first is None:
+            return (f"{self.target}: the same at {self.good.name} and {self.bad.name} ({self.before})",)
+        return (
+            f"{self.first.sha} {self.first.date} {self.first.subject}",
+            f"{self.target}: {self.before} -> {self.after}, first at this commit "
+            f"({self.commits} first-parent commits, {self.probes} checked)",
+        )
 
 
 def first_parent_path(repository: DshRepository, good: str, bad: str) -> list[str]:

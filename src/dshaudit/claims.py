@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import re
 
-from .model import Claim, ClaimStatus, ClaimVerdict, Fact, FactStatus, Pin, SourceLocation
+from .diagnostics import MAX_PLACES, Diagnostic, Place, permalink
+from .model import Claim, ClaimStatus, ClaimVerdict, Fact, FactStatus, Pin, SourceLocation, merge_evidence
+from .status import Severity
 
 CLAIM_SPAN_RE = re.compile(r"(?<!`)`(claim|prior):[ \t]*([^`]+)`(?!`)")
 _EXPR_RE = re.compile(r"^\s*([A-Za-z][\w.\-/]*)\s*(==|!=|<=|>=|<|>|\bcontains\b|\bexcludes\b)\s*(.+?)\s*$")
@@ -182,3 +184,27 @@ def evaluate(claim: Claim, pin: Pin | None, fact: Fact | None, known: set[str]) 
     if holds:
         return verdict(ClaimStatus.CONFIRMED, measured, f"measured {show(measured)}", fact)
     return verdict(ClaimStatus.CONTRADICTED, measured, f"measured {show(measured)}", fact)
+
+
+def claim_diagnostic(v: ClaimVerdict, web_url: str) -> Diagnostic:
+    """A claim's verdict as a diagnostic; the fact's evidence is where it points in DSH.
+    A prior audit's claim that the code contradicts is a note: reported, never a failure."""
+    c = v.claim
+    places: list[Place] = []
+    if v.fact is not None:
+        pin = v.fact.pin
+        places = [Place(pin, e.path, e.lines, permalink(web_url, pin.sha, e.path, e.lines))
+                  for e in merge_evidence(v.fact.evidence)]
+    override = Severity.NOTE if c.kind == "prior" and v.status is ClaimStatus.CONTRADICTED else None
+    return Diagnostic(
+        kind="claim",
+        source=c.source,
+        status=v.status,
+        message=v.message,
+        target=f"{c.kind}: {c.text} @{v.pin.name if v.pin else '?'}",
+        pin=v.pin,
+        places=tuple(places[:MAX_PLACES]),
+        identity=(c.kind, c.text),
+        payload=v.as_dict(),
+        severity_override=override,
+    )

@@ -26,23 +26,6 @@ class Config:
     def root(self) -> Path:
         return self.path.parent if self.path else Path.cwd()
 
-    def resolve_pin(self, ref: str) -> Pin | None:
-        """A pin name, or a full SHA (which becomes an unnamed pin)."""
-        if ref in self.pins:
-            return self.pins[ref]
-        if SHA_RE.match(ref):
-            for pin in self.pins.values():
-                if pin.sha == ref:
-                    return pin
-            return Pin(ref[:12], ref)
-        return None
-
-    def with_pin(self, pin: Pin) -> "Config":
-        """This configuration plus an ad hoc pin (a tag named on the command line)."""
-        from dataclasses import replace
-
-        return replace(self, pins={**self.pins, pin.name: pin})
-
     def describe_pins(self) -> str:
         return ", ".join(sorted(self.pins)) or "none"
 

@@ -13,9 +13,20 @@ EXIT_INTERNAL = 4
 
 
 class DshauditError(Exception):
-    """An error reported as one line on stderr."""
+    """An error reported as one line on stderr.
+
+    Where the error sits in a file, `file` and `line` say so (and lead the
+    message, compiler style); `what` is the message without them, for tools
+    such as lint that place it themselves."""
 
     exit_code = EXIT_USAGE
+
+    def __init__(self, what: str, *, file: str | None = None, line: int | None = None):
+        where = f"{file}:{line}: " if file is not None and line is not None else f"{file}: " if file else ""
+        super().__init__(where + what)
+        self.what = what
+        self.file = file
+        self.line = line
 
 
 class InputError(DshauditError):

@@ -9,6 +9,7 @@ markdown-it only keeps line maps for blocks.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -28,6 +29,10 @@ _md = MarkdownIt("commonmark").enable("table")
 _FENCE_HEADER_RE = re.compile(r"^\s*(?://|#|--|;|/\*|<!--)\s*")
 
 
+class FrontMatterError(InputError):
+    """The front matter cannot be read (lint reports it under its own code)."""
+
+
 @dataclass(frozen=True)
 class FindingsFile:
     path: str  # as shown in messages: relative to the working directory when possible
@@ -35,6 +40,7 @@ class FindingsFile:
     citations: tuple[Citation, ...]
     pin: str | None = field(default=None)
     claims: tuple[Claim, ...] = ()
+    digest: str = ""  # sha256 of the bytes read: a writer checks the file is still what was read
 
 
 def split_front_matter(text: str, where: str) -> tuple[dict, int]:
@@ -48,20 +54,20 @@ def split_front_matter(text: str, where: str) -> tuple[dict, int]:
                 data = yaml.safe_load("\n".join(lines[1:i])) or {}
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
-                line = f":{mark.line + 2}" if mark is not None else ""
                 problem = getattr(exc, "problem", None) or "invalid YAML"
-                raise InputError(f"{where}{line}: malformed front matter: {problem}") from None
+                raise FrontMatterError(f"malformed front matter: {problem}", file=where,
+                                       line=mark.line + 2 if mark is not None else None) from None
             if not isinstance(data, dict):
-                raise InputError(f"{where}:2: front matter must be a YAML mapping")
+                raise FrontMatterError("front matter must be a YAML mapping", file=where, line=2)
             return data, i + 1
-    raise InputError(f"{where}:1: front matter opened with '---' is never closed")
+    raise FrontMatterError("front matter opened with '---' is never closed", file=where, line=1)
 
 
 BLOCKS_VERSION = "2"  # bump when _blocks changes what it returns
 _CODE_HTML_RE = re.compile(r"\s*<(!--|pre\b|script\b|style\b|textarea\b|code\b)", re.IGNORECASE)
 
 
-def _prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """Line ranges [a, b) of prose blocks, and of fenced blocks, below the front
     matter; remembered by the text's digest, since Markdown parsing is the
     slow part of reading findings."""
@@ -121,13 +127,13 @@ def _offset_to_line_col(starts: list[int], offset: int) -> tuple[int, int]:
 
 def claims_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> list[Claim]:
     lines = text.split("\n")
-    chunks, _ = _prose_chunks(text, skip_lines)
+    chunks, _ = prose_chunks(text, skip_lines)
     return [c for a, b in chunks for c in claims_in_text("\n".join(lines[a:b]), a, display_path)]
 
 
 def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> list[Citation]:
     lines = text.split("\n")
-    chunks, fences = _prose_chunks(text, skip_lines)
+    chunks, fences = prose_chunks(text, skip_lines)
     out: list[Citation] = []
 
     def add(raw, line_index: int, column: int, extra_anchors: tuple[str, ...] = ()):
@@ -185,29 +191,30 @@ def load_findings_file(path: Path) -> FindingsFile:
     shown = display_path(path)
     try:
         if path.is_symlink() and not path.resolve().is_relative_to(Path.cwd().resolve()):
-            raise InputError(f"{shown}: is a symbolic link out of the working directory; refusing to read it")
+            raise InputError("is a symbolic link out of the working directory; refusing to read it", file=shown)
         size = path.stat().st_size
         if size > MAX_FINDINGS_BYTES:
-            raise InputError(f"{shown}: {size} bytes is larger than the {MAX_FINDINGS_BYTES} a findings file may be")
+            raise InputError(f"{size} bytes is larger than the {MAX_FINDINGS_BYTES} a findings file may be", file=shown)
         data = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=shown) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"{shown}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); findings must be UTF-8") from None
+        raise InputError(f"not UTF-8 (byte 0x{data[exc.start]:02x}); findings must be UTF-8", file=shown, line=line) from None
     text = text.replace("\r\n", "\n").lstrip("\ufeff")
     front, skip = split_front_matter(text, shown)
     pin = front.get("pin")
     if pin is not None and not isinstance(pin, str):
-        raise InputError(f"{shown}:2: front matter 'pin' must be a pin name or a full SHA, not {pin!r}")
+        raise FrontMatterError(f"front matter 'pin' must be a pin name or a full SHA, not {pin!r}", file=shown, line=2)
     return FindingsFile(
         path=shown,
         front_matter=front,
         citations=tuple(citations_in_markdown(text, shown, skip)),
         pin=pin,
         claims=tuple(claims_in_markdown(text, shown, skip)),
+        digest=hashlib.sha256(data).hexdigest(),
     )
 
 

@@ -23,12 +23,12 @@ ROOT_FILE_EXTENSIONS = frozenset(
 # Symbols are TypeScript/JavaScript declarations; `docs/x.md#heading` is a link, not a citation.
 SYMBOL_EXTENSIONS = frozenset("ts tsx mts cts js jsx mjs cjs".split())
 
-_SEGMENT = r"[\w.\-@+]+"
+SEGMENT = r"[\w.\-@+]+"
 _PART = r"\d+(?:[-–]\d+)?"
 CITATION_RE = re.compile(
     rf"""
     (?<![\w./:@\\\-+])                       # not inside a URL, a longer path or a word
-    (?P<path>/?(?:{_SEGMENT}/)*{_SEGMENT})
+    (?P<path>/?(?:{SEGMENT}/)*{SEGMENT})
     (?::(?P<lines>{_PART}(?:,{_PART})*))?
     (?:\#(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*))?
     (?:@(?P<pin>[A-Za-z0-9](?:[\w.\-]*[A-Za-z0-9])?))?

@@ -21,82 +21,117 @@ from pathlib import Path
 
 from .claims import split_ref
 from .config import Config
+from .diagnostics import Diagnostic, Outcome, Summary, rules_of
 from .errors import InputError
-from .findings import FindingsFile, _prose_chunks, display_path, load_findings_file, split_front_matter
-from .grammar import _SEGMENT, code_spans, looks_like_path
+from .findings import FindingsFile, FrontMatterError, display_path, load_findings_file, prose_chunks, split_front_matter
+from .grammar import SEGMENT, code_spans, looks_like_path
+from .model import SourceLocation
+from .pins import PinResolver
+from .status import DiagnosticStatus, Reach, Severity
 from .verify import path_problem
 
-ERROR = "error"
-WARNING = "warning"
+E, W = Severity.ERROR, Severity.WARNING
 
-# Codes. The ones a `check` status also names keep that status's spelling.
-MISSING_FRONT_MATTER = "missing_front_matter"
-MALFORMED_FRONT_MATTER = "malformed_front_matter"
-MISSING_PIN = "missing_pin"
-UNREADABLE = "unreadable_file"
-UNKNOWN_PIN = "unknown_pin"
-INVALID_CITATION = "invalid_citation"
-INVALID_CLAIM = "invalid_claim"
-UNKNOWN_FACT = "unknown_fact"
-DUPLICATE_CLAIM = "duplicate_claim"
-COMPILER_LOCATION = "compiler_location"
-UNANCHORED = "unanchored_citation"
 
-_PATH = rf"(?<![\w./:@\\\-+])(?P<path>/?(?:{_SEGMENT}/)*{_SEGMENT})"
+class LintCode(DiagnosticStatus):
+    """What lint finds. The codes a `check` status also names keep its spelling."""
+
+    @property
+    def family(self) -> str:
+        return "format"
+
+    MISSING_FRONT_MATTER = (
+        "missing_front_matter", E, "The findings file has no front matter.",
+        "Start the file with `---`, `pin: NAME`, `---`, so its citations have a pin.", Reach.NOWHERE,
+    )
+    MALFORMED_FRONT_MATTER = (
+        "malformed_front_matter", E, "The front matter cannot be read.",
+        "It must be a YAML mapping between two `---` lines; the message says what is wrong.", Reach.NOWHERE,
+    )
+    MISSING_PIN = (
+        "missing_pin", E, "The front matter names no pin.",
+        "Add `pin: NAME` with a pin of dshaudit.toml (or a full SHA).", Reach.NOWHERE,
+    )
+    UNREADABLE = (
+        "unreadable_file", E, "The findings file cannot be read.",
+        "It is missing, not UTF-8, too large, or a link out of the working directory.", Reach.NOWHERE,
+    )
+    UNKNOWN_PIN = (
+        "unknown_pin", E, "A pin is not known.",
+        "The front matter or an `@` suffix names no pin of dshaudit.toml and is not a full 40-hex SHA.",
+        Reach.NOWHERE,
+    )
+    INVALID_CITATION = (
+        "invalid_citation", E, "A citation is malformed.",
+        "Write `path:N`, `path:N-M`, `path:a,b` or `path#Symbol`, with lines from 1, ranges forwards, and "
+        "repository-relative paths.", Reach.NOWHERE,
+    )
+    INVALID_CLAIM = (
+        "invalid_claim", E, "A claim cannot be read.",
+        "A claim is `FACT[.FIELD] OP VALUE`; METHOD.md gives the grammar.", Reach.NOWHERE,
+    )
+    UNKNOWN_FACT = (
+        "unknown_fact", E, "A claim names no known fact.",
+        "`dshaudit facts` lists every fact; fix the name.", Reach.NOWHERE,
+    )
+    DUPLICATE_CLAIM = (
+        "duplicate_claim", W, "The same claim is stated twice.",
+        "State each claim once and refer to it elsewhere in words.", Reach.NOWHERE,
+    )
+    COMPILER_LOCATION = (
+        "compiler_location", W, "A compiler-style location is not a citation.",
+        "`path:line:col` is not checked; cite `path:line` with an anchor.", Reach.NOWHERE,
+    )
+    UNANCHORED = (
+        "unanchored_citation", W, "A citation has no anchor.",
+        "Only its path and line range are checked; add → `text on the line` or #Symbol.", Reach.NOWHERE,
+    )
+
+
+_PATH = rf"(?<![\w./:@\\\-+])(?P<path>/?(?:{SEGMENT}/)*{SEGMENT})"
 # `path:` followed by anything but a line number: the grammar skips it, so `check` never sees it.
 _EMPTY_LINES_RE = re.compile(_PATH + r":(?!\d)")
 # `path:12:7`, as compilers and editors print locations: not a citation (a citation has no column).
 _COMPILER_RE = re.compile(_PATH + r":(?P<line>\d+):(?P<col>\d+)")
 # A code span right after an arrow or a `+` is an anchor: quoted DSH text, not something to lint.
 _ANCHOR_LEAD_RE = re.compile(r"(?:→|->|\+)[ \t\n]*$")
-_LOCATED_RE = re.compile(r"^:(\d+): ")
 
 
-@dataclass(frozen=True, order=True)
-class Problem:
-    file: str
-    line: int
-    column: int
-    severity: str  # "error" or "warning"
-    code: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}: {self.severity}: {self.code}: {self.message}"
-
-    def as_dict(self) -> dict:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "column": self.column,
-            "severity": self.severity,
-            "code": self.code,
-            "message": self.message,
-        }
+def problem(file: str, line: int, column: int, code: LintCode, message: str) -> Diagnostic:
+    return Diagnostic(
+        kind="problem",
+        source=SourceLocation(file, line, column),
+        status=code,
+        message=message,
+        identity=("problem", message),
+        payload={"file": file, "line": line, "column": column, "severity": code.severity.value,
+                 "code": code.value, "message": message},
+    )
 
 
 @dataclass(frozen=True)
 class LintResult:
     files: tuple[str, ...]
-    problems: tuple[Problem, ...]
+    problems: tuple[Diagnostic, ...]
 
-    @property
-    def errors(self) -> tuple[Problem, ...]:
-        return tuple(p for p in self.problems if p.severity == ERROR)
-
-    @property
-    def warnings(self) -> tuple[Problem, ...]:
-        return tuple(p for p in self.problems if p.severity == WARNING)
-
-    def failed(self, strict: bool = False) -> bool:
-        return bool(self.errors or (strict and self.warnings))
-
-    def summary(self, strict: bool = False) -> str:
-        e, w = len(self.errors), len(self.warnings)
-        line = f"{len(self.files)} files linted: {e} errors, {w} warnings"
-        if w:
+    def outcome(self, strict: bool = False) -> Outcome:
+        errors = sum(1 for p in self.problems if p.severity is Severity.ERROR)
+        warnings = sum(1 for p in self.problems if p.severity is Severity.WARNING)
+        failed = bool(errors or (strict and warnings))
+        line = f"{len(self.files)} files linted: {errors} errors, {warnings} warnings"
+        if warnings:
             line += " (--strict: warnings fail)" if strict else " (warnings fail only with --strict)"
-        return line
+        counts = {"files": len(self.files), "errors": errors, "warnings": warnings, "strict": strict, "failed": failed}
+        return Outcome(
+            command="lint",
+            diagnostics=self.problems,
+            summary=Summary(line, counts, (("Files", str(len(self.files))), ("Errors", str(errors)),
+                                           ("Warnings", str(warnings))), "Every findings file is well formed."),
+            rules=rules_of(LintCode),
+            strict=strict,
+            sections=(("problems", ("problem",)),),
+            files=self.files,
+        )
 
 
 def _read_text(path: Path) -> str | None:
@@ -107,67 +142,48 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def _input_problem(shown: str, exc: Exception, code: str) -> Problem:
-    """An InputError's message (`shown:LINE: what`) as a problem at that line."""
-    message = str(exc)
-    line = 1
-    if message.startswith(shown):
-        rest = message[len(shown):]
-        m = _LOCATED_RE.match(rest)
-        if m:
-            line, message = int(m.group(1)), rest[m.end():]
-        else:
-            message = rest.removeprefix(": ")
-    return Problem(shown, line, 1, ERROR, code, message)
-
-
 def _line_col(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def _front_matter_problems(f: FindingsFile, text: str, config: Config) -> list[Problem]:
+def _front_matter_problems(f: FindingsFile, text: str, resolver: PinResolver) -> list[Diagnostic]:
     try:
         front, skip = split_front_matter(text, f.path)
     except InputError:  # load_findings_file already read it, so this does not happen
         return []
     if skip == 0:
-        return [Problem(f.path, 1, 1, ERROR, MISSING_FRONT_MATTER,
+        return [problem(f.path, 1, 1, LintCode.MISSING_FRONT_MATTER,
                         "no YAML front matter: start the file with `---`, `pin: NAME`, `---`")]
     if f.pin is None:
-        return [Problem(f.path, 1, 1, ERROR, MISSING_PIN,
-                        f"front matter names no pin; add `pin: NAME` (pins: {config.describe_pins()})")]
-    if config.resolve_pin(f.pin) is None:
+        return [problem(f.path, 1, 1, LintCode.MISSING_PIN,
+                        f"front matter names no pin; add `pin: NAME` (pins: {resolver.config.describe_pins()})")]
+    if resolver.resolve(f.pin) is None:
         line, column = 1, 1
         for i, ln in enumerate(text.split("\n")[1:skip - 1], start=2):
             m = re.match(r"^pin[ \t]*:[ \t]*", ln)
             if m:
                 line, column = i, m.end() + 1
                 break
-        return [Problem(f.path, line, column, ERROR, UNKNOWN_PIN, _unknown_pin(f.pin, config))]
+        return [problem(f.path, line, column, LintCode.UNKNOWN_PIN, resolver.unknown(f.pin))]
     return []
 
 
-def _unknown_pin(ref: str, config: Config) -> str:
-    why = "a short SHA is not a pin" if re.fullmatch(r"[0-9a-f]{7,39}", ref) else "nor a full 40-hex SHA"
-    return f"pin {ref!r} is not in dshaudit.toml ({config.describe_pins()}), {why}"
-
-
-def _citation_problems(f: FindingsFile, config: Config) -> list[Problem]:
+def _citation_problems(f: FindingsFile, resolver: PinResolver) -> list[Diagnostic]:
     out = []
     for c in f.citations:
         where = (f.path, c.source.line, c.source.column)
         found = []
         if c.problem:
-            found.append(Problem(*where, ERROR, INVALID_CITATION, f"`{c.text}`: {c.problem}"))
-        problem = path_problem(c.path)
-        if problem:
-            found.append(Problem(*where, ERROR, INVALID_CITATION, f"`{c.text}`: {problem}"))
-        if c.pin_ref and config.resolve_pin(c.pin_ref) is None:
-            found.append(Problem(*where, ERROR, UNKNOWN_PIN, f"`{c.text}`: {_unknown_pin(c.pin_ref, config)}"))
+            found.append(problem(*where, LintCode.INVALID_CITATION, f"`{c.text}`: {c.problem}"))
+        bad_path = path_problem(c.path)
+        if bad_path:
+            found.append(problem(*where, LintCode.INVALID_CITATION, f"`{c.text}`: {bad_path}"))
+        if c.pin_ref and resolver.resolve(c.pin_ref) is None:
+            found.append(problem(*where, LintCode.UNKNOWN_PIN, f"`{c.text}`: {resolver.unknown(c.pin_ref)}"))
         if not found and not c.has_anchor:
-            found.append(Problem(
-                *where, WARNING, UNANCHORED,
+            found.append(problem(
+                *where, LintCode.UNANCHORED,
                 f"`{c.text}` has no anchor: only its path and line range are checked; "
                 "add → `text on the line` or #Symbol",
             ))
@@ -175,12 +191,12 @@ def _citation_problems(f: FindingsFile, config: Config) -> list[Problem]:
     return out
 
 
-def _claim_problems(f: FindingsFile, known: set[str], seen: dict) -> list[Problem]:
+def _claim_problems(f: FindingsFile, known: set[str], seen: dict[tuple[object, ...], SourceLocation]) -> list[Diagnostic]:
     out = []
     for claim in f.claims:
         where = (f.path, claim.source.line, claim.source.column)
         if claim.problem:
-            out.append(Problem(*where, ERROR, INVALID_CLAIM, f"`{claim.kind}: {claim.text}`: {claim.problem}"))
+            out.append(problem(*where, LintCode.INVALID_CLAIM, f"`{claim.kind}: {claim.text}`: {claim.problem}"))
             continue
         fact_id, _field = split_ref(claim.ref, known)
         if fact_id is None:
@@ -188,7 +204,7 @@ def _claim_problems(f: FindingsFile, known: set[str], seen: dict) -> list[Proble
             close = difflib.get_close_matches(claim.ref.split(".")[0], sorted(known), n=1)
             close = close or difflib.get_close_matches(claim.ref, sorted(known), n=1)
             hint = f"; did you mean {close[0]}?" if close else " (see `dshaudit facts`)"
-            out.append(Problem(*where, ERROR, UNKNOWN_FACT, f"`{claim.kind}: {claim.text}`: no fact named {claim.ref}{hint}"))
+            out.append(problem(*where, LintCode.UNKNOWN_FACT, f"`{claim.kind}: {claim.text}`: no fact named {claim.ref}{hint}"))
             continue
         # The same statement twice, however it is spelled (`2,589` is `2589`; sets ignore order).
         try:
@@ -200,16 +216,16 @@ def _claim_problems(f: FindingsFile, known: set[str], seen: dict) -> list[Proble
         if first is None:
             seen[key] = claim.source
         else:
-            out.append(Problem(*where, WARNING, DUPLICATE_CLAIM,
+            out.append(problem(*where, LintCode.DUPLICATE_CLAIM,
                                f"`{claim.kind}: {claim.text}` is already stated at {first}"))
     return out
 
 
-def _code_span_problems(shown: str, text: str, skip: int) -> list[Problem]:
+def _code_span_problems(shown: str, text: str, skip: int) -> list[Diagnostic]:
     """What the grammar passes over inside inline code in prose: `path:` and `path:12:7`."""
     out = []
     lines = text.split("\n")
-    chunks, _ = _prose_chunks(text, skip)
+    chunks, _ = prose_chunks(text, skip)
     for a, b in chunks:
         chunk = "\n".join(lines[a:b])
         for s_start, c_start, c_end, _s_end in code_spans(chunk):
@@ -221,60 +237,60 @@ def _code_span_problems(shown: str, text: str, skip: int) -> list[Problem]:
             for m in _EMPTY_LINES_RE.finditer(content):
                 if looks_like_path(m.group("path")):
                     line, col = _line_col(chunk, c_start + m.start())
-                    out.append(Problem(
-                        shown, a + line, col, ERROR, INVALID_CITATION,
+                    out.append(problem(
+                        shown, a + line, col, LintCode.INVALID_CITATION,
                         f"`{m.group('path')}:` names no lines; write `path:N`, `path:N-M` or `path#Symbol`",
                     ))
             for m in _COMPILER_RE.finditer(content):
                 if looks_like_path(m.group("path")):
                     line, col = _line_col(chunk, c_start + m.start())
-                    out.append(Problem(
-                        shown, a + line, col, WARNING, COMPILER_LOCATION,
+                    out.append(problem(
+                        shown, a + line, col, LintCode.COMPILER_LOCATION,
                         f"`{m.group(0)}` looks like a compiler location (line:column), not a citation; "
                         f"cite `{m.group('path')}:{m.group('line')}` with an anchor",
                     ))
     return out
 
 
-def _lint_one(path: Path, config: Config, known: set[str], seen: dict) -> tuple[str, list[Problem]]:
+def _lint_one(path: Path, resolver: PinResolver, known: set[str],
+              seen: dict[tuple[object, ...], SourceLocation]) -> tuple[str, list[Diagnostic]]:
     shown = display_path(path)
     try:
         f = load_findings_file(path)
     except InputError as exc:
-        code = MALFORMED_FRONT_MATTER if "front matter" in str(exc) else UNREADABLE
-        return shown, [_input_problem(shown, exc, code)]
+        code = LintCode.MALFORMED_FRONT_MATTER if isinstance(exc, FrontMatterError) else LintCode.UNREADABLE
+        return shown, [problem(exc.file or shown, exc.line or 1, 1, code, exc.what)]
     text = _read_text(path) or ""
     _, skip = split_front_matter(text, shown)
-    problems = _front_matter_problems(f, text, config)
-    problems += _citation_problems(f, config)
+    problems = _front_matter_problems(f, text, resolver)
+    problems += _citation_problems(f, resolver)
     problems += _claim_problems(f, known, seen)
     problems += _code_span_problems(f.path, text, skip)
     return f.path, problems
 
 
 def lint(files: list[Path], config: Config, known_facts: set[str] | None = None) -> LintResult:
-    """Lint the findings files (already expanded by `collect_markdown`), in order."""
+    """Lint the findings files (already expanded by `collect_markdown`), in order.
+    No repository: pins are names and full SHAs of dshaudit.toml only."""
     if known_facts is None:
         from .facts import registry
 
         known_facts = set(registry())
-    seen: dict = {}
+    resolver = PinResolver(config)
+    seen: dict[tuple[object, ...], SourceLocation] = {}
     shown_files = []
-    problems: list[Problem] = []
+    problems: list[Diagnostic] = []
     for path in files:
-        shown, found = _lint_one(path, config, known_facts, seen)
+        shown, found = _lint_one(path, resolver, known_facts, seen)
         shown_files.append(shown)
-        problems += sorted(found, key=lambda p: (p.line, p.column, p.code))
+        problems += sorted(found, key=lambda p: (p.source.line, p.source.column, str(p.status)))
     return LintResult(tuple(shown_files), tuple(problems))
 
 
-def default_paths(config: Config, paths) -> list[Path]:
+def default_paths(config: Config, paths: tuple[Path, ...]) -> list[Path]:
     if paths:
         return list(paths)
     default = config.root / "findings"
     if not default.is_dir():
         raise InputError(f"no PATHS given and no findings/ folder at {config.root}")
     return [default]
-
-
-__all__ = ["Problem", "LintResult", "lint", "default_paths", "ERROR", "WARNING"]

@@ -8,8 +8,12 @@ and rendered deterministically.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
+
+from .status import DiagnosticStatus, Reach, Severity
 
 
 @dataclass(frozen=True, order=True)
@@ -72,26 +76,82 @@ class Citation:
 
 @dataclass(frozen=True)
 class Pin:
+    """A commit of DSH, by the name it was given. `named` is true when the name
+    is one of dshaudit.toml's pins; a tag or a bare SHA is not, since a tag can
+    move and `check` reads only configured names and SHAs from front matter."""
+
     name: str
     sha: str
+    named: bool = True
+
+    @property
+    def ref(self) -> str:
+        """How to write this pin where `check` will read it: its name if configured, else its SHA."""
+        return self.name if self.named else self.sha
 
 
-class Status(str, Enum):
-    """What verification found for one citation. Values appear in JSON output."""
+E, N = Severity.ERROR, Severity.NONE
 
-    OK = "ok"
-    INVALID_CITATION = "invalid_citation"  # path:0, reversed range, absolute or '..' path
-    UNKNOWN_PIN = "unknown_pin"  # @suffix names no pin and is not a full SHA
-    MISSING_PATH = "missing_path"  # no such file at that SHA
-    NOT_A_FILE = "not_a_file"  # a directory, a submodule or a symlink
-    BINARY = "binary"  # the blob is not text
-    OUT_OF_RANGE = "out_of_range"  # a cited line is past the end of the file
-    UNKNOWN_SYMBOL = "unknown_symbol"  # #Symbol resolves to no declaration
-    OUTSIDE_SYMBOL = "outside_symbol"  # cited lines are not inside the #Symbol's span
-    CONTENT_MISMATCH = "content_mismatch"  # an anchor is not on the cited lines
 
-    def __str__(self) -> str:
-        return self.value
+class Status(DiagnosticStatus):
+    """What verification found for one citation. Values appear in JSON output;
+    each failing status carries one sentence saying what went wrong and one
+    saying what to do about it."""
+
+    @property
+    def family(self) -> str:
+        return "citation"
+
+    OK = ("ok", N)
+    INVALID_CITATION = (
+        "invalid_citation", E, "The citation is malformed.",
+        "It names line 0, a range that runs backwards, or an absolute or `..` path. "
+        "Line numbers start at 1, ranges run forwards, and paths are relative to the DSH repository root.",
+        Reach.NOWHERE,
+    )
+    UNKNOWN_PIN = (
+        "unknown_pin", E, "The citation names no known pin.",
+        "The `@` suffix or the findings file's front matter names no pin of dshaudit.toml, no tag of the "
+        "DSH clone, and is not a full 40-hex SHA. Add the pin to dshaudit.toml, fix its name, or cite a full SHA.",
+        Reach.NOWHERE,
+    )
+    MISSING_PATH = (
+        "missing_path", E, "The cited file does not exist at the pin.",
+        "The file was renamed, moved or deleted at the pinned commit. The message names the closest "
+        "existing path; `dshaudit show` it, or carry the findings over with `dshaudit rebase`.",
+        Reach.NOWHERE,
+    )
+    NOT_A_FILE = (
+        "not_a_file", E, "The cited path is not a regular file.",
+        "At the pin the path is a directory, a symbolic link or a submodule. Cite the file it leads to.",
+        Reach.FILE,
+    )
+    BINARY = (
+        "binary", E, "The cited file is binary.",
+        "Only text files can be cited by line. Cite a text file instead.",
+        Reach.FILE,
+    )
+    OUT_OF_RANGE = (
+        "out_of_range", E, "The cited lines run past the end of the file.",
+        "The file is shorter at the pin than the citation says. Read it with `dshaudit show` and fix "
+        "the line numbers.",
+        Reach.FILE,
+    )
+    UNKNOWN_SYMBOL = (
+        "unknown_symbol", E, "The cited #Symbol resolves to no declaration.",
+        "No declaration with that dotted name exists in the file at the pin. The message names the "
+        "closest declaration; check the spelling or whether the code moved.",
+    )
+    OUTSIDE_SYMBOL = (
+        "outside_symbol", E, "The cited lines lie outside the cited #Symbol.",
+        "The symbol resolved, but its span does not hold the cited lines. Fix the lines, or drop them "
+        "and let the symbol stand alone.",
+    )
+    CONTENT_MISMATCH = (
+        "content_mismatch", E, "An anchor is not on the cited lines.",
+        "The cited lines now hold other code. The message says where the anchor text is now, if it is "
+        "anywhere in the file; fix the line numbers (`dshaudit rebase` does it) or the anchor.",
+    )
 
 
 @dataclass(frozen=True)
@@ -107,7 +167,33 @@ class Verdict:
     def ok(self) -> bool:
         return self.status is Status.OK
 
+    def as_dict(self) -> dict[str, Any]:
+        c = self.citation
+        anchor = {"symbol": c.symbol, "content": list(c.anchors)} if c.symbol or c.anchors else None
+        return {
+            "source": c.source.to_dict(),
+            "target": {
+                "pin": self.pin.name if self.pin else c.pin_ref,
+                "sha": self.pin.sha if self.pin else None,
+                "path": c.path,
+                "lines": format_lines(c.lines) or None,
+                "symbol": c.symbol,
+            },
+            "anchor": anchor,
+            "status": self.status.value,
+            "message": self.message,
+        }
 
+
+def jsonable(value: object) -> object:
+    """A measured value as JSON: sets sorted, tuples as lists."""
+    if isinstance(value, frozenset):
+        return sorted((jsonable(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return value
 
 
 # -- facts and claims ------------------------------------------------------------
@@ -145,6 +231,31 @@ class Fact:
     evidence: tuple[Evidence, ...]
     message: str = ""
 
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "pin": self.pin.name,
+            "sha": self.pin.sha,
+            "status": self.status.value,
+            "value": jsonable(self.value),
+            "fields": jsonable(self.fields),
+            "definition": self.definition,
+            "evidence": [str(e) for e in self.evidence],
+            "message": self.message,
+        }
+
+
+def merge_evidence(evidence: tuple[Evidence, ...] | list[Evidence]) -> list[Evidence]:
+    """Adjacent or overlapping places in one file become one range, for reading."""
+    merged: list[Evidence] = []
+    for ev in sorted(evidence):
+        last = merged[-1] if merged else None
+        if last and last.path == ev.path and ev.lines.start <= last.lines.end + 1:
+            merged[-1] = Evidence(ev.path, LineRange(last.lines.start, max(last.lines.end, ev.lines.end)))
+        else:
+            merged.append(ev)
+    return merged
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -159,15 +270,34 @@ class Claim:
     problem: str | None = None  # why the expression cannot be read, if it can't
 
 
-class ClaimStatus(str, Enum):
-    CONFIRMED = "confirmed"
-    CONTRADICTED = "contradicted"
-    UNKNOWN_FACT = "unknown_fact"
-    CANNOT_EVALUATE = "cannot_evaluate"
-    INVALID_CLAIM = "invalid_claim"
+class ClaimStatus(DiagnosticStatus):
+    """What evaluating one claim found. No value is shared with `Status`, so a
+    value names one rule."""
 
-    def __str__(self) -> str:
-        return self.value
+    @property
+    def family(self) -> str:
+        return "claim"
+
+    CONFIRMED = ("confirmed", N)
+    CONTRADICTED = (
+        "contradicted", E, "The measured fact contradicts the claim.",
+        "The fact measured from the syntax trees at the pin does not satisfy the claim. "
+        "`dshaudit facts FACT` shows the value, its counting rule and its evidence; correct the claim.",
+    )
+    UNKNOWN_FACT = (
+        "unknown_fact", E, "The claim names an unknown fact or field.",
+        "`dshaudit facts` lists every fact and its fields; fix the name.",
+    )
+    CANNOT_EVALUATE = (
+        "cannot_evaluate", E, "The fact cannot be measured at the pin.",
+        "A parse error or a missing file stands where the fact's evidence would be, so dshaudit refuses "
+        "to give a count it cannot trust. The message says where.",
+    )
+    INVALID_CLAIM = (
+        "invalid_claim", E, "The claim cannot be read or compared.",
+        "A claim is `FACT[.FIELD] OP VALUE` with OP one of == != < <= > >= contains excludes, and the "
+        "value must be of a kind the operator compares. METHOD.md gives the grammar.",
+    )
 
 
 @dataclass(frozen=True)
@@ -186,6 +316,64 @@ class ClaimVerdict:
             return self.status in (ClaimStatus.CONFIRMED, ClaimStatus.CONTRADICTED)
         return self.status is ClaimStatus.CONFIRMED
 
+    def as_dict(self) -> dict[str, Any]:
+        c = self.claim
+        return {
+            "source": c.source.to_dict(),
+            "kind": c.kind,
+            "claim": c.text,
+            "ref": c.ref,
+            "op": c.op,
+            "expected": jsonable(c.expected),
+            "pin": self.pin.name if self.pin else None,
+            "sha": self.pin.sha if self.pin else None,
+            "status": self.status.value,
+            "measured": jsonable(self.measured),
+            "message": self.message,
+            "evidence": [str(e) for e in self.fact.evidence] if self.fact else [],
+        }
+
+
+@dataclass(frozen=True)
+class CheckSummary:
+    """The totals of one check, counted once for every format and the report."""
+
+    files: int
+    citations: int
+    citations_failed: int
+    claims: int  # `claim:` and `prior:` together
+    claims_failed: int
+    claim_statuses: dict[str, int]  # every ClaimStatus value, zero included, in declaration order
+    own_claims: int  # `claim:` only
+    own_confirmed: int
+    prior_claims: int
+    prior_confirmed: int
+    prior_contradicted: int
+
+    @property
+    def citations_ok(self) -> int:
+        return self.citations - self.citations_failed
+
+    @property
+    def failed(self) -> int:
+        return self.citations_failed + self.claims_failed
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.citations,
+            "ok": self.citations_ok,
+            "failed": self.citations_failed,
+            "claims": {"total": self.claims, "failed": self.claims_failed, **self.claim_statuses},
+        }
+
+    @property
+    def line(self) -> str:
+        line = f"{self.citations} citations in {self.files} files: {self.citations_ok} ok, {self.citations_failed} failed"
+        if self.claims:
+            parts = ", ".join(f"{n} {status}" for status, n in sorted(self.claim_statuses.items()) if n)
+            line += f"; {self.claims} claims: {parts}; {self.claims_failed} failed"
+        return line
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -203,3 +391,20 @@ class CheckResult:
     @property
     def ok(self) -> bool:
         return not self.failed and not self.failed_claims
+
+    def summary(self) -> CheckSummary:
+        files = {v.citation.source.file for v in self.verdicts} | {c.claim.source.file for c in self.claims}
+        prior = [c for c in self.claims if c.claim.kind == "prior"]
+        return CheckSummary(
+            files=len(files),
+            citations=len(self.verdicts),
+            citations_failed=len(self.failed),
+            claims=len(self.claims),
+            claims_failed=len(self.failed_claims),
+            claim_statuses={s.value: sum(1 for c in self.claims if c.status is s) for s in ClaimStatus},
+            own_claims=len(self.claims) - len(prior),
+            own_confirmed=sum(1 for c in self.claims if c.claim.kind == "claim" and c.ok),
+            prior_claims=len(prior),
+            prior_confirmed=sum(1 for c in prior if c.status is ClaimStatus.CONFIRMED),
+            prior_contradicted=sum(1 for c in prior if c.status is ClaimStatus.CONTRADICTED),
+        )

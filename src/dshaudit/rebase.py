@@ -11,24 +11,83 @@ anchors) passes there, so no citation is ever moved silently onto other code.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
-from .config import Config
+from .claims import show as show_value
+from .diagnostics import Diagnostic, Outcome, Summary, rules_of
+from .errors import InputError
 from .findings import FindingsFile
 from .linemap import Hunk, LineMapper, parse_hunks
-from .model import Citation, LineRange, Pin, Status, format_lines
-from .snapshot import Diff, DshRepository
+from .model import Citation, ClaimVerdict, LineRange, Pin, Status, format_lines
+from .pins import PinResolver
+from .snapshot import Diff, DshRepository, Snapshot
+from .status import DiagnosticStatus, Reach, Severity
 from .verify import FileText, Verifier, squash
 
-STATUSES = ("unchanged", "shifted", "edited", "renamed", "ambiguous", "lost", "skipped")
+
+class MoveStatus(DiagnosticStatus):
+    """What happened to one citation carried to a new pin. Ambiguous and lost
+    citations need a person (and fail the command); the rest are written."""
+
+    @property
+    def family(self) -> str:
+        return "rebase"
+
+    @property
+    def writable(self) -> bool:
+        return self in (MoveStatus.UNCHANGED, MoveStatus.SHIFTED, MoveStatus.EDITED, MoveStatus.RENAMED)
+
+    UNCHANGED = ("unchanged", Severity.NONE)
+    SHIFTED = (
+        "shifted", Severity.NOTE, "The cited lines moved.",
+        "The same text stands on other lines at the new pin; `--write` updates the line numbers.",
+    )
+    EDITED = (
+        "edited", Severity.NOTE, "The cited lines were edited.",
+        "The anchors still hold at the new place, but the text around them changed: re-read the finding "
+        "against the diff before writing.",
+    )
+    RENAMED = (
+        "renamed", Severity.NOTE, "The cited file was renamed.",
+        "git's rename detection followed the file; `--write` updates the path.",
+    )
+    AMBIGUOUS = (
+        "ambiguous", Severity.ERROR, "Several places could hold the citation.",
+        "Its anchors stand in more than one place, none clearly nearest to where the diff put the lines. "
+        "Pick one by hand with `dshaudit show`.",
+    )
+    LOST = (
+        "lost", Severity.ERROR, "No place at the new pin holds the citation.",
+        "The file is gone or its anchors are nowhere. Find the code by hand, or state that it is gone.",
+        Reach.NOWHERE,
+    )
+    SKIPPED = (
+        "skipped", Severity.NOTE, "The citation was not carried.",
+        "It names another pin, or it does not hold at the old pin: fix it there first.", Reach.NOWHERE,
+    )
+
+
+class ClaimChange(DiagnosticStatus):
+    """A claim whose verdict or measured value differs at the new pin: reported, never a failure."""
+
+    @property
+    def family(self) -> str:
+        return "claim"
+
+    CHANGED = (
+        "changed", Severity.NOTE, "The claim's verdict or measured value changes at the new pin.",
+        "Re-read the claim: the fact it names measures differently at the new pin.", Reach.NOWHERE,
+    )
 
 
 @dataclass(frozen=True)
 class Move:
     citation: Citation
-    status: str
+    status: MoveStatus
     message: str
     new_path: str | None = None
     new_lines: tuple[LineRange, ...] = ()
@@ -36,7 +95,7 @@ class Move:
 
     @property
     def writable(self) -> bool:
-        return self.status in ("unchanged", "shifted", "edited", "renamed")
+        return self.status.writable
 
     def new_text(self, old_pin: Pin, new_pin: Pin) -> str:
         c = self.citation
@@ -46,8 +105,26 @@ class Move:
         if c.symbol:
             text += "#" + c.symbol
         if c.pin_ref:
-            text += "@" + (new_pin.name if c.pin_ref in (old_pin.name, old_pin.sha) else c.pin_ref)
+            text += "@" + (new_pin.ref if c.pin_ref in (old_pin.name, old_pin.sha) else c.pin_ref)
         return text
+
+    def diagnostic(self, old_pin: Pin, new_pin: Pin) -> Diagnostic:
+        c = self.citation
+        target = f"{c.target_text}@{old_pin.name}"
+        if self.writable:
+            target += f" -> {self.new_text(old_pin, new_pin)}@{new_pin.name}"
+        payload = {
+            "source": c.source.to_dict(),
+            "status": self.status.value,
+            "old": {"pin": old_pin.name, "path": c.path, "lines": format_lines(c.lines) or None,
+                    "symbol": c.symbol, "text": c.text},
+            "new": {"pin": new_pin.name, "path": self.new_path, "lines": format_lines(self.new_lines) or None,
+                    "text": self.new_text(old_pin, new_pin)} if self.writable else None,
+            "message": self.message,
+            "diff": list(self.diff),
+        }
+        return Diagnostic("move", c.source, self.status, self.message, target, new_pin,
+                          identity=("move", c.text, *c.anchors), payload=payload)
 
 
 @dataclass
@@ -55,62 +132,75 @@ class RebaseResult:
     old_pin: Pin
     new_pin: Pin
     moves: list[Move] = field(default_factory=list)
-    claim_changes: list[dict] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        return {s: sum(1 for m in self.moves if m.status == s) for s in STATUSES}
 
 
 class Rebaser:
-    def __init__(self, config: Config, repository: DshRepository, old_pin: Pin, new_pin: Pin):
-        self.config = config
-        self.repository = repository
-        self.old_pin, self.new_pin = old_pin, new_pin
-        self.old = repository.snapshot(old_pin.sha, old_pin.name)
-        self.new = repository.snapshot(new_pin.sha, new_pin.name)
-        self.verifier = Verifier(config, repository)
-        self.diff = Diff(repository, old_pin.sha, new_pin.sha)
+    """Carries citations from `old_pin` to `new_pin`. `move` decides one
+    citation in three steps: whether it can be carried at all (`_precheck`),
+    where its lines land (`_place`), and what kind of move that was (`_classify`)."""
 
-    def _text(self, snap, path: str) -> FileText | None:
-        entry = snap.entry(path)
-        return self.verifier._text(snap, entry.blob_sha) if entry and entry.kind == "blob" else None
+    def __init__(self, resolver: PinResolver, repository: Callable[[], DshRepository], old_pin: Pin, new_pin: Pin):
+        opened = repository()
+        self.old_pin, self.new_pin = old_pin, new_pin
+        self.old = opened.snapshot(old_pin.sha, old_pin.name)
+        self.new = opened.snapshot(new_pin.sha, new_pin.name)
+        self.verifier = Verifier(resolver, repository)
+        self.diff = Diff(opened, old_pin.sha, new_pin.sha)
 
     def _holds_at(self, c: Citation, pin: Pin) -> bool:
         return self.verifier.verify(c, pin, pin.name).status is Status.OK
+
+    def _new_path(self, path: str) -> str | None:
+        return path if self.new.entry(path) else self.diff.renames.get(path)
 
     def prefetch(self, citations: list[Citation]) -> None:
         """One `git diff` for every changed file the citations touch."""
         pairs = []
         for c in citations:
             old_entry = self.old.entry(c.path)
-            new_path = c.path if self.new.entry(c.path) else self.diff.renames.get(c.path)
+            new_path = self._new_path(c.path)
             new_entry = self.new.entry(new_path) if new_path else None
-            if old_entry and new_entry and old_entry.blob_sha != new_entry.blob_sha:
+            if old_entry and new_entry and new_path and old_entry.blob_sha != new_entry.blob_sha:
                 pairs.append((c.path, new_path))
         self.diff.patches(sorted(set(pairs)))
 
     def move(self, c: Citation) -> Move:
-        if c.pin_ref and c.pin_ref not in (self.old_pin.name, self.old_pin.sha):
-            return Move(c, "skipped", f"pinned to {c.pin_ref}, not {self.old_pin.name}; left as it is")
-        if not self._holds_at(c, self.old_pin):
-            return Move(c, "skipped", f"does not hold at {self.old_pin.name}; fix it there first")
-        old_entry = self.old.entry(c.path)
-        new_path = c.path if self.new.entry(c.path) else self.diff.renames.get(c.path)
-        if new_path is None:
-            return Move(c, "lost", f"{c.path} is gone at {self.new_pin.name} (deleted, no rename detected)")
-        new_entry = self.new.entry(new_path)
-        if new_entry is None or new_entry.kind != "blob":
-            return Move(c, "lost", f"{new_path} is not a file at {self.new_pin.name}")
-        renamed = new_path != c.path
-        if old_entry.blob_sha == new_entry.blob_sha:
-            status = "renamed" if renamed else "unchanged"
-            return Move(c, status, f"same content{f' at {new_path}' if renamed else ''}", new_path, c.lines)
+        early = self._precheck(c)
+        if early is not None:
+            return early
+        new_path = self._new_path(c.path)
+        assert new_path is not None  # _precheck returned a move otherwise
+        placed = self._place(c, new_path)
+        if isinstance(placed, Move):
+            return placed
+        return self._classify(c, placed)
 
-        old_text, new_text = self._text(self.old, c.path), self._text(self.new, new_path)
+    def _precheck(self, c: Citation) -> Move | None:
+        """A move decided before any line is mapped: skipped, lost with its
+        file, or a file whose content did not change."""
+        if c.pin_ref and c.pin_ref not in (self.old_pin.name, self.old_pin.sha):
+            return Move(c, MoveStatus.SKIPPED, f"pinned to {c.pin_ref}, not {self.old_pin.name}; left as it is")
+        if not self._holds_at(c, self.old_pin):
+            return Move(c, MoveStatus.SKIPPED, f"does not hold at {self.old_pin.name}; fix it there first")
+        new_path = self._new_path(c.path)
+        if new_path is None:
+            return Move(c, MoveStatus.LOST, f"{c.path} is gone at {self.new_pin.name} (deleted, no rename detected)")
+        old_entry, new_entry = self.old.entry(c.path), self.new.entry(new_path)
+        if new_entry is None or new_entry.kind != "blob":
+            return Move(c, MoveStatus.LOST, f"{new_path} is not a file at {self.new_pin.name}")
+        renamed = new_path != c.path
+        if old_entry is not None and old_entry.blob_sha == new_entry.blob_sha:
+            status = MoveStatus.RENAMED if renamed else MoveStatus.UNCHANGED
+            return Move(c, status, f"same content{f' at {new_path}' if renamed else ''}", new_path, c.lines)
+        return None
+
+    def _place(self, c: Citation, new_path: str) -> Citation | Move:
+        """The citation at its new place, checked in full there; or a Move saying why there is none."""
+        old_text, new_text = self.verifier.text(self.old, c.path), self.verifier.text(self.new, new_path)
+        assert old_text is not None and new_text is not None  # both are text: the citation held at the old pin
         patch = self.diff.patches([(c.path, new_path)])[(c.path, new_path)]
         mapper = LineMapper(parse_hunks(patch))
         candidate = replace(c, path=new_path, pin_ref=None)
-
         if c.symbol and not c.lines:
             moved = candidate
         else:
@@ -119,40 +209,42 @@ class Rebaser:
                 return Move(c, why[0], why[1], new_path)
             moved = replace(candidate, lines=lines)
             if c.symbol and not self._holds_at(moved, self.new_pin):
-                moved = self._follow_symbol(c, moved, old_text) or moved
-        if not self._holds_at(moved, self.new_pin):
-            verdict = self.verifier.verify(moved, self.new_pin, self.new_pin.name)
-            return Move(c, "lost", f"no place at {self.new_pin.name} holds it: {verdict.message}", new_path)
+                moved = self._follow_symbol(c, moved) or moved
+        verdict = self.verifier.verify(moved, self.new_pin, self.new_pin.name)
+        if verdict.status is not Status.OK:
+            return Move(c, MoveStatus.LOST, f"no place at {self.new_pin.name} holds it: {verdict.message}", new_path)
+        return moved
 
-        new_lines = moved.lines
-        before = self._region_text(c, c.lines, old_text, self.old, c.path)
-        after = self._region_text(moved, new_lines, new_text, self.new, new_path)
-        if renamed:
-            status = "renamed"
+    def _classify(self, c: Citation, moved: Citation) -> Move:
+        """Unchanged, shifted, edited or renamed, by comparing the cited text at both pins."""
+        before = self._region_text(c, self.old)
+        after = self._region_text(moved, self.new)
+        if moved.path != c.path:
+            status = MoveStatus.RENAMED
         elif squash(before) == squash(after):
-            status = "unchanged" if new_lines == c.lines else "shifted"
+            status = MoveStatus.UNCHANGED if moved.lines == c.lines else MoveStatus.SHIFTED
         else:
-            status = "edited"
-        diff = ()
+            status = MoveStatus.EDITED
+        diff: tuple[str, ...] = ()
         if squash(before) != squash(after):
             diff = tuple(
                 difflib.unified_diff(before.split("\n"), after.split("\n"), f"{c.path}@{self.old_pin.name}",
-                                     f"{new_path}@{self.new_pin.name}", lineterm="", n=1)
+                                     f"{moved.path}@{self.new_pin.name}", lineterm="", n=1)
             )
-        where = f"{new_path}:{format_lines(new_lines)}" if new_lines else new_path
-        return Move(c, status, f"now at {where}", new_path, new_lines, diff)
+        where = f"{moved.path}:{format_lines(moved.lines)}" if moved.lines else moved.path
+        return Move(c, status, f"now at {where}", moved.path, moved.lines, diff)
 
-    def _region_text(self, c: Citation, lines, text: FileText, snap, path: str) -> str:
-        if lines:
-            return text.cited_text(lines)
-        table = self.verifier._symbols_of(snap, path, snap.entry(path).blob_sha)
-        return text.cited_text(table.resolve(c.symbol))
+    def _region_text(self, c: Citation, snap: Snapshot) -> str:
+        text = self.verifier.text(snap, c.path)
+        assert text is not None
+        if c.lines:
+            return text.cited_text(c.lines)
+        return text.cited_text(self.verifier.symbols(snap, c.path).resolve(c.symbol or ""))
 
-    def _follow_symbol(self, c: Citation, moved: Citation, old_text: FileText) -> Citation | None:
+    def _follow_symbol(self, c: Citation, moved: Citation) -> Citation | None:
         """Lines inside a declaration keep their offset from its start."""
-        old_table = self.verifier._symbols_of(self.old, c.path, self.old.entry(c.path).blob_sha)
-        new_table = self.verifier._symbols_of(self.new, moved.path, self.new.entry(moved.path).blob_sha)
-        old_spans, new_spans = old_table.resolve(c.symbol), new_table.resolve(c.symbol)
+        old_spans = self.verifier.symbols(self.old, c.path).resolve(c.symbol or "")
+        new_spans = self.verifier.symbols(self.new, moved.path).resolve(c.symbol or "")
         if len(old_spans) != 1 or len(new_spans) != 1:
             return None
         shift = new_spans[0].start - old_spans[0].start
@@ -175,7 +267,7 @@ class Rebaser:
                 out.append(LineRange(*mapped))
                 continue
             if not anchors:
-                return None, ("lost", f"lines {r} were edited and carry no anchor of their own to find them by")
+                return None, (MoveStatus.LOST, f"lines {r} were edited and carry no anchor of their own to find them by")
             placed, why = self._relocate(r, anchors, old_text, new_text, mapper)
             if placed is None:
                 return None, why
@@ -204,7 +296,7 @@ class Rebaser:
             if stretched is not None:
                 return stretched, None
         if not candidates:
-            return None, ("lost", f"`{first}` is nowhere in the new file" if not new_text.find(first)
+            return None, (MoveStatus.LOST, f"`{first}` is nowhere in the new file" if not new_text.find(first)
                           else f"no place in the new file holds all of its anchors ({', '.join(anchors)})")
         inside = [c for c in candidates if region[0] - length <= c.start <= region[1]]
         if len(inside) == 1:
@@ -219,7 +311,7 @@ class Rebaser:
         if d2 >= 3 * d1 + 3:
             return ranked[0], None
         where = ", ".join(str(c) for c in ranked[:5])
-        return None, ("ambiguous", f"{len(candidates)} places hold its anchors, none clearly nearest: lines {where}")
+        return None, (MoveStatus.AMBIGUOUS, f"{len(candidates)} places hold its anchors, none clearly nearest: lines {where}")
 
 
     @staticmethod
@@ -253,8 +345,9 @@ def _nearest_hunk(mapper: LineMapper, line: int) -> Hunk:
     return min(mapper.hunks, key=lambda h: abs(h.old_start - line))
 
 
-def rebase(files: list[FindingsFile], config: Config, repository: DshRepository, old_pin: Pin, new_pin: Pin) -> RebaseResult:
-    rebaser = Rebaser(config, repository, old_pin, new_pin)
+def rebase(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
+           old_pin: Pin, new_pin: Pin) -> RebaseResult:
+    rebaser = Rebaser(resolver, repository, old_pin, new_pin)
     result = RebaseResult(old_pin, new_pin)
     citations = [c for f in files for c in f.citations]
     rebaser.prefetch(citations)
@@ -263,16 +356,59 @@ def rebase(files: list[FindingsFile], config: Config, repository: DshRepository,
     return result
 
 
+def claim_change(before: ClaimVerdict, after: ClaimVerdict, new_pin: Pin) -> Diagnostic | None:
+    """A diagnostic when a claim's verdict or measured value differs at the new pin."""
+    was, now = show_value(before.measured), show_value(after.measured)
+    if before.status == after.status and was == now:
+        return None
+    c = before.claim
+    message = f"{before.status} ({was}) -> {after.status} ({now}) at {new_pin.name}"
+    payload = {"source": str(c.source), "claim": c.text, "kind": c.kind,
+               "before": {"status": before.status.value, "measured": was},
+               "after": {"status": after.status.value, "measured": now}}
+    return Diagnostic("claim_change", c.source, ClaimChange.CHANGED, message, f"{c.kind}: {c.text}", new_pin,
+                      identity=(c.kind, c.text), payload=payload)
+
+
+def rebase_outcome(results: list[RebaseResult], new_pin: Pin, changes: list[Diagnostic]) -> Outcome:
+    """Moves in findings order, then claim changes; text lists every move but the unchanged."""
+    moves = sorted(((m, r.old_pin) for r in results for m in r.moves),
+                   key=lambda mp: (mp[0].citation.source.file, mp[0].citation.source.line, mp[0].citation.source.column))
+    counts = {s.value: sum(1 for m, _ in moves if m.status is s) for s in MoveStatus}
+    line = (f"{len(moves)} citations to {new_pin.name}: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+            + f"; {len(changes)} claims change")
+    diagnostics = [m.diagnostic(old, new_pin) for m, old in moves] + changes
+    return Outcome(
+        command="rebase",
+        diagnostics=tuple(diagnostics),
+        summary=Summary(line, counts, tuple((s.capitalize(), str(n)) for s, n in counts.items()),
+                        "Every citation holds at the new pin, unchanged."),
+        rules=rules_of(MoveStatus, ClaimChange),
+        show_at=Severity.NOTE,
+        head={"from": sorted({r.old_pin.name for r in results}), "to": {"pin": new_pin.name, "sha": new_pin.sha}},
+        sections=(("citations", ("move",)), ("claims", ("claim_change",))),
+        files=tuple(sorted({d.source.file for d in diagnostics})),
+    )
+
+
 # -- writing -------------------------------------------------------------------
 
 _PIN_LINE_RE = re.compile(r"^(pin:[ \t]*)(['\"]?)([^'\"\s#]+)\2([ \t]*(#.*)?)$")
 
 
-def rewrite_findings(path: Path, moves: list[Move], old_pin: Pin, new_pin: Pin) -> str | None:
+def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: Pin) -> str | None:
     """The file's new text: writable citations rewritten in place, the front
-    matter's pin moved; every other byte the same. None when nothing changes."""
-    raw = path.read_bytes().decode("utf-8")
-    lines = raw.split("\n")
+    matter's pin moved to `new_pin.ref` (a name `check` reads: the configured
+    name, else the full SHA); every other byte the same. None when nothing
+    changes. An InputError when the file is no longer what was read."""
+    path = Path(f.path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read it again to write it: {exc.strerror or exc}", file=f.path) from None
+    if hashlib.sha256(data).hexdigest() != f.digest:
+        raise InputError("changed on disk while rebase ran; nothing was written to it: run rebase again", file=f.path)
+    lines = data.decode("utf-8").split("\n")
     changed = False
     by_line: dict[int, list[Move]] = {}
     for m in moves:
@@ -284,7 +420,8 @@ def rewrite_findings(path: Path, moves: list[Move], old_pin: Pin, new_pin: Pin) 
             col = m.citation.source.column - 1
             old = m.citation.text
             if line[col:col + len(old)] != old:
-                raise RuntimeError(f"{path}:{line_no}: citation {old!r} is not where it was read")
+                raise InputError(f"citation {old!r} is not where it was read; nothing was written to the file",
+                                 file=f.path, line=line_no)
             new = m.new_text(old_pin, new_pin)
             if new != old:
                 line = line[:col] + new + line[col + len(old):]
@@ -296,8 +433,8 @@ def rewrite_findings(path: Path, moves: list[Move], old_pin: Pin, new_pin: Pin) 
             if stripped in ("---", "..."):
                 break
             m = _PIN_LINE_RE.match(stripped)
-            if m and m.group(3) in (old_pin.name, old_pin.sha) and m.group(3) != new_pin.name:
+            if m and m.group(3) in (old_pin.name, old_pin.sha) and m.group(3) != new_pin.ref:
                 cr = "\r" if lines[i].endswith("\r") else ""
-                lines[i] = f"{m.group(1)}{m.group(2)}{new_pin.name}{m.group(2)}{m.group(4)}{cr}"
+                lines[i] = f"{m.group(1)}{m.group(2)}{new_pin.ref}{m.group(2)}{m.group(4)}{cr}"
                 changed = True
     return "\n".join(lines) if changed else None

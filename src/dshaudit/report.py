@@ -9,33 +9,31 @@ template ever evaluates it.
 
 from __future__ import annotations
 
-import html
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any, Callable
 
 import jinja2
 
 from .claims import show
 from .config import Config
-from .errors import InputError
+from .diagnostics import permalink
 from .findings import FindingsFile
-from .model import CheckResult, ClaimVerdict, Evidence, Fact, LineRange, Pin, Verdict, format_lines
-from .textsafe import terminal_safe
+from .model import CheckResult, ClaimVerdict, Evidence, Fact, LineRange, Pin, Status, Verdict, format_lines, merge_evidence
+from .status import Reach
+from .textsafe import markdown_code, markdown_text, terminal_safe
 from .verify import FileText
 
 MAX_CITED_LINES = 12
+# Reads a file of DSH at a pin (None: not a text file there).
+Reader = Callable[[Pin, str], FileText | None]
 
 
-def permalink(web_url: str, sha: str, path: str, lines: tuple[LineRange, ...]) -> str:
-    url = f"{web_url.rstrip('/')}/blob/{sha}/{path}"
-    if lines:
-        first = lines[0]
-        url += f"#L{first.start}" if first.start == first.end else f"#L{first.start}-L{first.end}"
-    return url
+def _link(web_url: str, sha: str, path: str, lines: tuple[LineRange, ...]) -> str:
+    """A permalink to the first of the cited ranges."""
+    return permalink(web_url, sha, path, lines[0] if lines else None)
 
 
 @dataclass
@@ -47,24 +45,12 @@ class PinRun:
     facts: list[Fact]
 
 
-def _evidence(web_url: str, pin: Pin, ev: Evidence) -> dict:
-    return {"text": str(ev), "url": permalink(web_url, pin.sha, ev.path, (ev.lines,))}
+def _evidence(web_url: str, pin: Pin, ev: Evidence) -> dict[str, Any]:
+    return {"text": str(ev), "url": permalink(web_url, pin.sha, ev.path, ev.lines)}
 
 
-def merge_evidence(evidence) -> list[Evidence]:
-    """Adjacent or overlapping places in one file become one range, for reading."""
-    merged: list[Evidence] = []
-    for ev in sorted(evidence):
-        last = merged[-1] if merged else None
-        if last and last.path == ev.path and ev.lines.start <= last.lines.end + 1:
-            merged[-1] = Evidence(ev.path, LineRange(last.lines.start, max(last.lines.end, ev.lines.end)))
-        else:
-            merged.append(ev)
-    return merged
-
-
-def _cited_lines(reader, v: Verdict) -> list[dict]:
-    if v.pin is None or v.status.value in ("missing_path", "not_a_file", "binary", "invalid_citation", "unknown_pin", "out_of_range"):
+def _cited_lines(reader: Reader, v: Verdict) -> list[dict[str, Any]]:
+    if v.pin is None or v.status.reach is not Reach.LINES:
         return []
     text: FileText | None = reader(v.pin, v.citation.path)
     if text is None:
@@ -92,7 +78,7 @@ def _citation(web_url: str, reader, v: Verdict, others: list[tuple[str, Verdict 
         "status": v.status.value,
         "ok": v.ok,
         "message": v.message,
-        "url": permalink(web_url, v.pin.sha, c.path, v.resolved_lines or c.lines) if v.pin else None,
+        "url": _link(web_url, v.pin.sha, c.path, v.resolved_lines or c.lines) if v.pin else None,
         "cited_lines": _cited_lines(reader, v),
         "at_pins": [{"pin": name, "status": o.status.value if o else "not_checked"} for name, o in others],
     }
@@ -174,8 +160,7 @@ def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], 
             "citations": citations,
             "failed": sum(not c["ok"] for c in citations) + sum(not c["ok"] for c in claims),
         })
-    result = primary.result
-    prior = [c for c in result.claims if c.claim.kind == "prior"]
+    s = primary.result.summary()
     drift = _drift(runs) if len(runs) > 1 else None
     return {
         "title": "DSH audit: claims versus code",
@@ -186,14 +171,14 @@ def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], 
         ],
         "summary": {
             "files": len(files),
-            "citations": len(result.verdicts),
-            "citations_ok": len(result.verdicts) - len(result.failed),
-            "claims": len(result.claims) - len(prior),
-            "claims_confirmed": sum(1 for c in result.claims if c.claim.kind == "claim" and c.ok),
-            "prior_claims": len(prior),
-            "prior_confirmed": sum(1 for c in prior if c.status.value == "confirmed"),
-            "prior_contradicted": sum(1 for c in prior if c.status.value == "contradicted"),
-            "failed": len(result.failed) + len(result.failed_claims),
+            "citations": s.citations,
+            "citations_ok": s.citations_ok,
+            "claims": s.own_claims,
+            "claims_confirmed": s.own_confirmed,
+            "prior_claims": s.prior_claims,
+            "prior_confirmed": s.prior_confirmed,
+            "prior_contradicted": s.prior_contradicted,
+            "failed": s.failed,
         },
         "findings": findings,
         "drift": drift,
@@ -243,20 +228,13 @@ def _pos(source) -> tuple:
 
 
 def _md(value: object) -> str:
-    """Text safe inside a Markdown table cell: no HTML, no table breaks, no links."""
-    text = terminal_safe("" if value is None else str(value))
-    text = html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
-    return re.sub(r"([\\`*_\[\]])", r"\\\1", text).replace("\\\\|", "\\|")
+    """Text safe inside a Markdown table cell."""
+    return markdown_text("" if value is None else str(value))
 
 
 def _code(value: object) -> str:
     """Inline code that survives any backticks inside it, and is safe in a table cell."""
-    text = terminal_safe(("" if value is None else str(value)).replace("\n", " ")).replace("|", "¦")
-    if not text:
-        return ""
-    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    return markdown_code("" if value is None else str(value))
 
 
 def _environment(autoescape: bool) -> jinja2.Environment:
@@ -285,28 +263,3 @@ def render_report(model: dict, fmt: str) -> str:
         return dumps(model)
     template = {"html": "report.html.j2", "markdown": "report.md.j2"}[fmt]
     return _environment(autoescape=fmt == "html").get_template(template).render(report=model)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write through a temporary file in the same folder and rename: a reader
-    sees the old file or the new one, never half of one."""
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is an ordinary file
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -10,11 +10,15 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from .config import Config
+from typing import Callable
+
+from .diagnostics import MAX_PLACES, Diagnostic, Outcome, Place, Summary, permalink, rules_of
 from .errors import InputError
 from .findings import FindingsFile
-from .model import Citation, CheckResult, LineRange, Pin, Status, Verdict, format_lines
+from .model import Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, Pin, Status, Verdict, format_lines
+from .pins import PinResolver
 from .snapshot import DshRepository, Snapshot
+from .status import Reach
 from .symbols import SymbolTable, build_symbol_table
 
 BINARY_SNIFF_BYTES = 8000
@@ -92,17 +96,23 @@ def path_problem(path: str) -> str | None:
 
 
 class Verifier:
-    """Checks citations; caches decoded files and symbol tables by blob id."""
+    """Checks citations; caches decoded files and symbol tables by blob id.
 
-    def __init__(self, config: Config, repository: DshRepository | None):
-        self.config = config
+    The repository is opened on first need (a citation that is malformed or
+    names no pin needs none)."""
+
+    def __init__(self, resolver: PinResolver, repository: Callable[[], DshRepository]):
+        self.resolver = resolver
         self.repository = repository
         self._texts: dict[str, FileText | None] = {}
         self._symbols: dict[tuple[str, str], SymbolTable] = {}
 
-    def pin_for(self, citation: Citation, file_pin: str | None, override: str | None) -> Pin | None:
-        ref = citation.pin_ref or override or file_pin
-        return self.config.resolve_pin(ref) if ref else None
+    def text(self, snap: Snapshot, path: str) -> FileText | None:
+        """The file at `path` as lines; None for anything but a text file."""
+        entry = snap.entry(path)
+        if entry is None or entry.kind != "blob" or entry.blob_sha is None:
+            return None
+        return self._text(snap, entry.blob_sha)
 
     def _text(self, snap: Snapshot, blob_sha: str) -> FileText | None:
         if blob_sha not in self._texts:
@@ -110,14 +120,21 @@ class Verifier:
             self._texts[blob_sha] = None if b"\0" in data[:BINARY_SNIFF_BYTES] else FileText.from_bytes(data)
         return self._texts[blob_sha]
 
-    def _symbols_of(self, snap: Snapshot, path: str, blob_sha: str) -> SymbolTable:
-        key = (blob_sha, path.rsplit(".", 1)[-1])
+    def symbols(self, snap: Snapshot, path: str) -> SymbolTable:
+        """The declarations of the file at `path` (which must be a file)."""
+        entry = snap.entry(path)
+        if entry is None or entry.blob_sha is None:
+            raise ValueError(f"{path} is not a file at {snap.sha}")
+        key = (entry.blob_sha, path.rsplit(".", 1)[-1])
         if key not in self._symbols:
-            self._symbols[key] = build_symbol_table(path, snap.read(blob_sha))
+            self._symbols[key] = build_symbol_table(path, snap.read(entry.blob_sha))
         return self._symbols[key]
 
     def verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
-        def verdict(status: Status, message: str, resolved=()) -> Verdict:
+        """The citation's verdict at `pin` (None: `ref_text`, the reference as
+        written, named no pin; None too: nothing named one)."""
+
+        def verdict(status: Status, message: str, resolved: tuple[LineRange, ...] = ()) -> Verdict:
             return Verdict(citation, pin, status, message, tuple(resolved))
 
         if citation.problem:
@@ -128,16 +145,15 @@ class Verifier:
         if pin is None:
             return verdict(
                 Status.UNKNOWN_PIN,
-                f"pin {ref_text!r} is neither a pin in dshaudit.toml ({self.config.describe_pins()}) "
-                f"nor a full 40-hex SHA" if ref_text else "no pin: the findings file names none in its front matter",
+                self.resolver.unknown(ref_text) if ref_text else "no pin: the findings file names none in its front matter",
             )
-        snap = self.repository.snapshot(pin.sha, pin.name)
+        snap = self.repository().snapshot(pin.sha, pin.name)
         entry = snap.entry(citation.path)
         if entry is None:
             close = snap.closest_paths(citation.path)
             hint = f"; closest existing path: {close[0]}" if close else ""
             return verdict(Status.MISSING_PATH, f"no such file at {pin.name}{hint}")
-        if entry.kind != "blob":
+        if entry.kind != "blob" or entry.blob_sha is None:
             what = {"tree": "a directory", "submodule": "a submodule", "symlink": "a symbolic link"}[entry.kind]
             return verdict(Status.NOT_A_FILE, f"{citation.path} is {what} at {pin.name}, not a file")
         text = self._text(snap, entry.blob_sha)
@@ -150,7 +166,7 @@ class Verifier:
                 return verdict(Status.OUT_OF_RANGE, f"{what} past the end of the file ({n} lines at {pin.name})")
         region = citation.lines
         if citation.symbol:
-            table = self._symbols_of(snap, citation.path, entry.blob_sha)
+            table = self.symbols(snap, citation.path)
             spans = table.resolve(citation.symbol)
             if not spans:
                 return verdict(Status.UNKNOWN_SYMBOL, self._unknown_symbol_message(citation.symbol, table))
@@ -167,8 +183,10 @@ class Verifier:
                 region = spans
         missing = []
         if citation.anchors:
-            cited = squash(text.cited_text(region))
-            missing = [a for a in citation.anchors if squash(a) not in cited]
+            # Each cited part is matched on its own: an anchor must stand within
+            # one part, never in the join of two parts with uncited lines between.
+            parts = [squash(text.cited_text((block,))) for block in contiguous(region)]
+            missing = [a for a in citation.anchors if not any(squash(a) in part for part in parts)]
         if missing:
             return verdict(Status.CONTENT_MISMATCH, self._mismatch_message(missing, region, text), region)
         return verdict(Status.OK, "ok", region)
@@ -195,73 +213,126 @@ class Verifier:
         return "; ".join(parts)
 
 
+def contiguous(ranges: tuple[LineRange, ...]) -> list[LineRange]:
+    """Ranges that touch or overlap merged: lines 75 and 76 are one block of text, 75 and 77 are two."""
+    blocks: list[LineRange] = []
+    for r in sorted(ranges):
+        if blocks and r.start <= blocks[-1].end + 1:
+            blocks[-1] = LineRange(blocks[-1].start, max(blocks[-1].end, r.end))
+        else:
+            blocks.append(r)
+    return blocks
+
+
 def check(
     files: list[FindingsFile],
-    config: Config,
-    repository_factory,
+    resolver: PinResolver,
+    repository: Callable[[], DshRepository],
     pin_override: str | None = None,
     *,
     citations: bool = True,
 ) -> CheckResult:
     """Verify every citation and evaluate every claim of every file. The
     repository is opened only when something needs it, so findings with only
-    malformed citations need no clone. `citations=False` evaluates claims only."""
-    if pin_override is not None and config.resolve_pin(pin_override) is None:
-        raise InputError(f"--pin {pin_override!r}: not a pin in dshaudit.toml ({config.describe_pins()}) nor a full SHA")
+    malformed citations need no clone. `citations=False` evaluates claims only.
+    A pin that names nothing is an input error for --pin and front matter, and
+    an `unknown_pin` verdict for a citation's own `@` suffix."""
+    if pin_override is not None:
+        resolver.require(pin_override)
     for f in files:
-        if f.pin is not None and config.resolve_pin(f.pin) is None:
-            raise InputError(
-                f"{f.path}:2: front matter names pin {f.pin!r}, which is not in dshaudit.toml "
-                f"({config.describe_pins()}) nor a full SHA"
-            )
-    opened: list[DshRepository] = []
-
-    def repository() -> DshRepository:
-        if not opened:
-            opened.append(repository_factory())
-        return opened[0]
-
-    verdicts = _check_citations(files, config, repository, pin_override) if citations else ()
-    return CheckResult(tuple(verdicts), tuple(_check_claims(files, config, repository, pin_override)))
+        if f.pin is not None and resolver.resolve(f.pin) is None:
+            raise InputError(f"front matter: {resolver.unknown(f.pin)}", file=f.path, line=2)
+    verdicts = _check_citations(files, resolver, repository, pin_override) if citations else []
+    return CheckResult(tuple(verdicts), tuple(_check_claims(files, resolver, repository, pin_override)))
 
 
-def _check_citations(files, config, repository, pin_override) -> list[Verdict]:
-    verifier = Verifier(config, None)
+def _check_citations(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
+                     pin_override: str | None) -> list[Verdict]:
+    verifier = Verifier(resolver, repository)
     verdicts = []
     for f in files:
         for c in f.citations:
-            pin = verifier.pin_for(c, f.pin, pin_override)
-            if pin is not None and not c.problem and path_problem(c.path) is None and verifier.repository is None:
-                verifier.repository = repository()
-            verdicts.append(verifier.verify(c, pin, c.pin_ref or pin_override or f.pin))
+            ref = c.pin_ref or pin_override or f.pin
+            pin = resolver.resolve(ref) if ref else None
+            verdicts.append(verifier.verify(c, pin, ref))
     verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
     return verdicts
 
 
-def _check_claims(files, config, repository, pin_override):
+def _check_claims(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
+                  pin_override: str | None) -> list[ClaimVerdict]:
     from .claims import evaluate, split_ref
     from .facts import FactBook, registry
 
     known = set(registry())
     book = FactBook(repository)
+    pins = {f.path: resolver.resolve(ref) if (ref := pin_override or f.pin) else None for f in files}
     wanted: dict[Pin, set[str]] = {}
     for f in files:
-        ref = pin_override or f.pin
-        pin = config.resolve_pin(ref) if ref else None
+        pin = pins[f.path]
         for claim in f.claims:
             fact_id, _ = split_ref(claim.ref, known)
             if fact_id and pin and not claim.problem:
                 wanted.setdefault(pin, set()).add(fact_id)
-    for pin, ids in sorted(wanted.items(), key=lambda kv: kv[0].sha):
-        book.many(sorted(ids), pin)  # their per-file work together, in parallel when large
-    claim_verdicts = []
-    for f in files:
-        ref = pin_override or f.pin
-        pin = config.resolve_pin(ref) if ref else None
-        for claim in f.claims:
-            fact_id, _ = split_ref(claim.ref, known)
-            fact = book.get(fact_id, pin) if fact_id and pin and not claim.problem else None
-            claim_verdicts.append(evaluate(claim, pin, fact, known))
-    book.close()
+    try:
+        for pin, ids in sorted(wanted.items(), key=lambda kv: kv[0].sha):
+            book.many(sorted(ids), pin)  # their per-file work together, in parallel when large
+        claim_verdicts = []
+        for f in files:
+            pin = pins[f.path]
+            for claim in f.claims:
+                fact_id, _ = split_ref(claim.ref, known)
+                fact = book.get(fact_id, pin) if fact_id and pin and not claim.problem else None
+                claim_verdicts.append(evaluate(claim, pin, fact, known))
+    finally:
+        book.close()
     claim_verdicts.sort(key=lambda v: (v.claim.source.file, v.claim.source.line, v.claim.source.column))
     return claim_verdicts
+
+
+# -- diagnostics ---------------------------------------------------------------
+
+
+def citation_diagnostic(v: Verdict, web_url: str) -> Diagnostic:
+    c = v.citation
+    pin_name = v.pin.name if v.pin else (c.pin_ref or "?")
+    places: list[Place] = []
+    if v.pin is not None and v.status.reach is not Reach.NOWHERE:
+        ranges: tuple[LineRange | None, ...] = ()
+        if v.status.reach is Reach.LINES:
+            ranges = v.resolved_lines or c.lines
+        for r in ranges or (None,):
+            places.append(Place(v.pin, c.path, r, permalink(web_url, v.pin.sha, c.path, r)))
+    return Diagnostic(
+        kind="citation",
+        source=c.source,
+        status=v.status,
+        message=v.message,
+        target=f"{c.target_text}@{pin_name}",
+        pin=v.pin,
+        places=tuple(places[:MAX_PLACES]),
+        identity=("citation", c.text, *c.anchors),
+        payload=v.as_dict(),
+    )
+
+
+def check_outcome(result: CheckResult, web_url: str, strict: bool = False, command: str = "check") -> Outcome:
+    """A check's verdicts as diagnostics: citations, then claims, each in file order."""
+    from .claims import claim_diagnostic
+
+    s = result.summary()
+    bullets = [("Citations", f"{s.citations} in {s.files} files: {s.citations_ok} ok, {s.citations_failed} failed")]
+    if s.claims:
+        counts = ", ".join(f"{n} {status}" for status, n in s.claim_statuses.items() if n)
+        bullets.append(("Claims", f"{s.claims}: {counts}; {s.claims_failed} failed"))
+    diagnostics = [citation_diagnostic(v, web_url) for v in result.verdicts]
+    diagnostics += [claim_diagnostic(v, web_url) for v in result.claims]
+    return Outcome(
+        command=command,
+        diagnostics=tuple(diagnostics),
+        summary=Summary(s.line, s.as_dict(), tuple(bullets), "Every citation and claim holds."),
+        rules=rules_of(Status, ClaimStatus),
+        strict=strict,
+        sections=(("citations", ("citation",)), ("claims", ("claim",))),
+        files=tuple(sorted({d.source.file for d in diagnostics})),
+    )

@@ -1,10 +1,13 @@
-"""Output formats. Each is a module with `render(result, context) -> str`,
-fed by the same verdicts; adding a format means adding a module here and a
-line in FORMATS.
+"""The output layer: every command's `Outcome` in any format.
 
-text and json are for people and scripts; sarif (code scanning), junit (test
-reports), github (workflow annotations) and markdown ($GITHUB_STEP_SUMMARY)
-are for CI and share formats/common.py, so they report the same failures."""
+Each format is a module with `render(outcome, context) -> str`; adding one
+means adding a module here and a line in FORMATS. text and json are for people
+and scripts; sarif (code scanning), junit (test reports), github (workflow
+annotations) and markdown ($GITHUB_STEP_SUMMARY) are for CI. All of them read
+the same diagnostics and the same precomputed summary, so they report the same
+things in the same order; none of them runs git or reads a file. `emit` renders
+one run into several formats at once (stdout and `--output FORMAT=PATH`).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,12 @@ from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 
-from ..model import CheckResult
+import click
+
+from ..auditrepo import AuditRepository, audit_repository
+from ..diagnostics import Outcome
+from ..errors import InputError
+from ..writing import write_atomically
 
 FORMATS = {
     "text": "text",
@@ -22,15 +30,60 @@ FORMATS = {
     "github": "github",
     "markdown": "markdown",
 }
+# Formats that name findings files relative to the audit repository, so need git's word on it.
+_NEED_REPOSITORY = {"sarif", "github"}
 
 
 @dataclass(frozen=True)
 class RenderContext:
-    web_url: str  # for permalinks
-    # The folder findings paths are relative to, and where the audit's own git
-    # repository is looked for (sarif, github). None: the working directory.
+    web_url: str  # DSH's web address (SARIF's provenance)
+    # The folder findings paths are relative to (None: the working directory).
     root: Path | None = None
+    # The audit's own git repository, asked before rendering; None outside one.
+    repository: AuditRepository | None = None
+
+    @property
+    def base(self) -> Path:
+        return self.root if self.root is not None else Path.cwd()
 
 
-def render(fmt: str, result: CheckResult, context: RenderContext) -> str:
-    return import_module(f".{FORMATS[fmt]}", __name__).render(result, context)
+def context_for(formats: list[str], web_url: str, root: Path | None = None) -> RenderContext:
+    """The context these formats need, with git asked once if any of them needs it."""
+    base = root if root is not None else Path.cwd()
+    repository = audit_repository(base) if _NEED_REPOSITORY & set(formats) else None
+    return RenderContext(web_url, root, repository)
+
+
+def render(fmt: str, outcome: Outcome, context: RenderContext) -> str:
+    return str(import_module(f".{FORMATS[fmt]}", __name__).render(outcome, context))
+
+
+def parse_outputs(values: tuple[str, ...], allowed: list[str] | None = None) -> list[tuple[str, Path]]:
+    """`--output FORMAT=PATH` values, checked: a known format, a path, no path twice."""
+    allowed = allowed or sorted(FORMATS)
+    out: list[tuple[str, Path]] = []
+    for value in values:
+        fmt, sep, path = value.partition("=")
+        if not sep or not path:
+            raise InputError(f"--output {value!r}: expected FORMAT=PATH, e.g. sarif=results.sarif")
+        if fmt not in allowed:
+            raise InputError(f"--output {value!r}: unknown format {fmt!r} (one of {', '.join(allowed)})")
+        if any(Path(path) == p for _, p in out):
+            raise InputError(f"--output {value!r}: {path} is already an output of this run")
+        out.append((fmt, Path(path)))
+    return out
+
+
+def emit(outcome: Outcome, fmt: str, outputs: list[tuple[str, Path]], web_url: str) -> int:
+    """Render the outcome once per format wanted: `fmt` to stdout, each
+    (format, path) of `outputs` to its file, written atomically. Everything is
+    rendered before anything is written. Returns the outcome's exit code."""
+    context = context_for([fmt, *(f for f, _ in outputs)], web_url)
+    rendered: dict[str, str] = {}
+    for f in [fmt, *(f for f, _ in outputs)]:
+        if f not in rendered:
+            rendered[f] = render(f, outcome, context)
+    for f, path in outputs:
+        write_atomically(path, rendered[f])
+    click.echo(rendered[fmt], nl=False)
+    return outcome.exit_code

@@ -1,5 +1,6 @@
-"""GitHub Actions workflow commands: one `::error` per failure, annotated on
-the findings file's line, then a `::notice` with the summary.
+"""GitHub Actions workflow commands: one `::error` (or `::warning`, `::notice`,
+by severity) per diagnostic worth showing, annotated on the findings file's
+line, then a `::notice` with the summary.
 
     ::error file=findings/x.md,line=12,col=5,title=dshaudit%3A content_mismatch::path:12@pin: reason
 
@@ -12,10 +13,14 @@ relative to the audit repository's root when git knows it, as annotations need.
 
 from __future__ import annotations
 
-from ..model import CheckResult
+from typing import Any
+
+from ..diagnostics import Outcome
+from ..status import Severity
 from ..textsafe import terminal_safe
-from .common import audit_repository, base_dir, failures
-from .text import summary_line
+from . import RenderContext
+
+COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice", Severity.NONE: "notice"}
 
 
 def escape_data(text: str) -> str:
@@ -26,24 +31,24 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(name: str, message: str, **props: object) -> str:
+def command(name: str, message: str, **props: Any) -> str:
     inner = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items())
     return f"::{name}{' ' + inner if inner else ''}::{escape_data(message)}"
 
 
-def render(result: CheckResult, context) -> str:
-    root = base_dir(context)
-    failing = failures(result, context.web_url)
-    repo = audit_repository(root) if failing else None
+def render(outcome: Outcome, context: RenderContext) -> str:
+    root, repo = context.base, context.repository
     out = []
-    for e in failing:
+    for e in outcome.shown:
         file = repo.relative(root, e.source.file) if repo else e.source.file
-        message = f"{e.target}: {e.message}"
+        message = f"{e.target}: {e.message}" if e.target else e.message
         if e.places:
             message += f"\n{e.places[0]}: {e.places[0].url}"
+        name = "error" if e.fails(outcome.strict) else COMMANDS[e.severity]
         out.append(command(
-            "error", message,
+            name, message,
             file=file, line=e.source.line, col=e.source.column, title=f"dshaudit: {e.status}",
         ))
-    out.append(command("notice", summary_line(result), title="dshaudit check"))
-    return "\n".join(out) + "\n"
+    if outcome.summary is not None:
+        out.append(command("notice", outcome.summary.line, title=f"dshaudit {outcome.command}"))
+    return "".join(line + "\n" for line in out)

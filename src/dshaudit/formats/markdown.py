@@ -1,5 +1,5 @@
 """Markdown for `$GITHUB_STEP_SUMMARY`: the totals, then one table row per
-failure (findings file:line, target, status, message).
+diagnostic worth showing (findings file:line, target, status, message).
 
 Cells are plain text with every character Markdown or HTML could act on
 backslash-escaped (`|` cannot split a row, a backtick cannot open code, `<`
@@ -12,53 +12,42 @@ list is in every other format.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from ..model import CheckResult, ClaimStatus
-from ..textsafe import terminal_safe
-from .common import entries
+from ..diagnostics import Outcome
+from ..status import Severity
+from ..textsafe import markdown_text, terminal_safe
 
 MAX_ROWS = 500
 MAX_CELL = 400
 
-# ASCII punctuation that means something inline in GitHub Markdown or HTML.
-_ACTIVE_RE = re.compile(r"([\\`*_\[\]<>|~&!#])")
-
 
 def cell(text: str, limit: int = MAX_CELL) -> str:
-    text = " ".join(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return _ACTIVE_RE.sub(r"\\\1", terminal_safe(text))
+    return markdown_text(text, limit)
 
 
-def render(result: CheckResult, context) -> str:
-    items = entries(result, context.web_url)
-    citations = [e for e in items if e.kind == "citation"]
-    claims = [e for e in items if e.kind == "claim"]
-    failing = [e for e in items if not e.ok]
-    files = {e.source.file for e in items}
-    out = ["## dshaudit check", ""]
-    failed_citations = sum(1 for e in citations if not e.ok)
-    out.append(
-        f"- **Citations:** {len(citations)} in {len(files)} files: "
-        f"{len(citations) - failed_citations} ok, {failed_citations} failed"
-    )
-    if claims:
-        counts = ", ".join(
-            f"{n} {s.value}" for s in ClaimStatus if (n := sum(1 for e in claims if e.status == s.value))
-        )
-        out.append(f"- **Claims:** {len(claims)}: {counts}; {sum(1 for e in claims if not e.ok)} failed")
-    out.append("")
-    if not failing:
-        out.append("Every citation and claim holds.")
+def render(outcome: Outcome, context: Any) -> str:
+    out = [f"## dshaudit {outcome.command}", ""]
+    if outcome.lines is not None:
+        fence = "`" * max([3, *(len(run) + 1 for line in outcome.lines for run in re.findall(r"`+", line))])
+        out += [fence + "text", *(terminal_safe(line) for line in outcome.lines), fence]
+        return "\n".join(out) + "\n"
+    summary = outcome.summary
+    if summary is not None:
+        out += [f"- **{label}:** {text}" for label, text in summary.bullets] or [f"- {cell(summary.line)}"]
+        out.append("")
+    shown = outcome.shown
+    if not shown:
+        out.append(summary.all_clear if summary is not None else "Nothing to report.")
         return "\n".join(out) + "\n"
     out += ["| Where | Target | Status | Message |", "|---|---|---|---|"]
-    for e in failing[:MAX_ROWS]:
+    for e in shown[:MAX_ROWS]:
         target = cell(e.target)
         if e.places:  # a link to the cited DSH lines; the URL is percent-encoded, the text escaped
             url = e.places[0].url.replace("(", "%28").replace(")", "%29").replace("|", "%7C")
             target = f"[{target}]({url})"
-        out.append(f"| {cell(f'{e.source.file}:{e.source.line}')} | {target} | `{e.status}` | {cell(e.message)} |")
-    if len(failing) > MAX_ROWS:
-        out += ["", f"… and {len(failing) - MAX_ROWS} more failures: run `dshaudit check` for all of them."]
+        status = f"`{e.status}`" + ("" if e.severity is Severity.ERROR else f" ({e.severity})")
+        out.append(f"| {cell(f'{e.source.file}:{e.source.line}')} | {target} | {status} | {cell(e.message)} |")
+    if len(shown) > MAX_ROWS:
+        out += ["", f"… and {len(shown) - MAX_ROWS} more: run `dshaudit {outcome.command}` for all of them."]
     return "\n".join(out) + "\n"

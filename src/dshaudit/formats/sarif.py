@@ -1,11 +1,13 @@
 """SARIF 2.1.0, for GitHub code scanning (`github/codeql-action/upload-sarif`).
 
-One result per failing citation or claim; citations and claims that hold are
-left out (the run's `properties.summary` carries the totals, as in JSON). A
+One result per diagnostic the command shows (for `check`: each failing
+citation or claim; those that hold are left out, and the run's
+`properties.summary` carries the totals, as in JSON). A
 result's location is the place in the findings file, so code scanning
 annotates the audit repository's pull request; the DSH lines it points at are
 `relatedLocations`, as permalinks at the pinned SHA. Rules are one per failing
-status (`dshaudit/content_mismatch`, `dshaudit/contradicted`, ...).
+status the command can give (`dshaudit/content_mismatch`, `dshaudit/contradicted`,
+`dshaudit/unanchored_citation`, ...), with the status's own texts.
 
 `partialFingerprints["dshauditFinding/v1"]` hashes the findings path, the rule
 and what the citation or claim says, never a line number, so an alert survives
@@ -16,28 +18,23 @@ the run read.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
-from ..model import CheckResult, ClaimStatus
-from .common import (
-    RULES,
-    AuditRepository,
-    Entry,
-    audit_repository,
-    base_dir,
-    clean_remote_url,
-    entries,
-    fingerprints,
-    rule_id,
-)
-from .json import dumps, summary
+from ..auditrepo import AuditRepository, clean_remote_url
+from ..diagnostics import Diagnostic, Outcome
+from ..status import DiagnosticStatus, Severity
+from . import RenderContext
+from .json import dumps
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "dshauditFinding/v1"
 SRCROOT = "%SRCROOT%"
-CLAIM_STATUSES = {s.value for s in ClaimStatus}
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note", Severity.NONE: "none"}
 
 
 def _version() -> str:
@@ -47,22 +44,38 @@ def _version() -> str:
         return "0"
 
 
-def _rules() -> list[dict]:
+def _rules(rules: tuple[DiagnosticStatus, ...]) -> list[dict[str, Any]]:
     out = []
-    for status, (short, help_text) in RULES.items():
+    for status in rules:
         out.append({
-            "id": rule_id(status),
-            "name": "".join(word.capitalize() for word in status.split("_")),
-            "shortDescription": {"text": short},
-            "fullDescription": {"text": f"{short} {help_text}"},
-            "help": {"text": help_text, "markdown": help_text},
-            "defaultConfiguration": {"level": "error"},
-            "properties": {"tags": ["dshaudit", "claim" if status in CLAIM_STATUSES else "citation"]},
+            "id": status.rule_id,
+            "name": "".join(word.capitalize() for word in str(status).split("_")),
+            "shortDescription": {"text": status.short},
+            "fullDescription": {"text": f"{status.short} {status.help}"},
+            "help": {"text": status.help, "markdown": status.help},
+            "defaultConfiguration": {"level": LEVELS[status.severity]},
+            "properties": {"tags": ["dshaudit", status.family]},
         })
     return out
 
 
-def _artifact(file: str, root: Path, repo: AuditRepository | None) -> dict:
+def fingerprints(items: tuple[Diagnostic, ...], paths: dict[str, str]) -> list[str]:
+    """A hash per diagnostic of its findings file, what it says (citation text and
+    anchors, or claim text) and its rule: never a line number, so moving a
+    citation within its file keeps it. Identical diagnostics in one file are told
+    apart by their rank among themselves, which only changes when another of
+    them is added or removed above."""
+    seen: dict[tuple[str, ...], int] = {}
+    out = []
+    for d in items:
+        key = (paths.get(d.source.file, d.source.file), d.rule_id, *d.identity)
+        rank = seen.get(key, 0)
+        seen[key] = rank + 1
+        out.append(hashlib.sha256(json.dumps([*key, rank]).encode("ascii")).hexdigest())
+    return out
+
+
+def _artifact(file: str, root: Path, repo: AuditRepository | None) -> dict[str, Any]:
     """Where a findings file is, as code scanning wants it: relative to the repository root."""
     path = repo.relative(root, file) if repo else file
     if Path(path).is_absolute():  # a findings file outside both the repository and the working directory
@@ -70,7 +83,7 @@ def _artifact(file: str, root: Path, repo: AuditRepository | None) -> dict:
     return {"uri": quote(path, safe="/"), "uriBaseId": SRCROOT}
 
 
-def _result(e: Entry, rule_index: int, fingerprint: str, root: Path, repo: AuditRepository | None) -> dict:
+def _result(e: Diagnostic, rule_index: int | None, fingerprint: str, root: Path, repo: AuditRepository | None) -> dict[str, Any]:
     related = []
     for n, place in enumerate(e.places, start=1):
         physical: dict = {"artifactLocation": {"uri": place.url}}
@@ -81,11 +94,11 @@ def _result(e: Entry, rule_index: int, fingerprint: str, root: Path, repo: Audit
             "physicalLocation": physical,
             "message": {"text": f"{place} ({place.pin.sha[:12]})"},
         })
-    result = {
+    result: dict[str, Any] = {
         "ruleId": e.rule_id,
-        "ruleIndex": rule_index,
-        "kind": "fail",
-        "level": "error",
+        **({"ruleIndex": rule_index} if rule_index is not None else {}),
+        "kind": "fail" if e.severity.rank >= Severity.WARNING.rank else "informational",
+        "level": LEVELS[e.severity],
         "message": {"text": e.summary},
         "locations": [{
             "physicalLocation": {
@@ -96,7 +109,7 @@ def _result(e: Entry, rule_index: int, fingerprint: str, root: Path, repo: Audit
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
         "properties": {
             "kind": e.kind,
-            "status": e.status,
+            "status": str(e.status),
             "target": e.target,
             "pin": e.pin.name if e.pin else None,
             "sha": e.pin.sha if e.pin else None,
@@ -107,8 +120,8 @@ def _result(e: Entry, rule_index: int, fingerprint: str, root: Path, repo: Audit
     return result
 
 
-def _provenance(items: list[Entry], web_url: str, repo: AuditRepository | None) -> list[dict]:
-    out = []
+def _provenance(items: tuple[Diagnostic, ...], web_url: str, repo: AuditRepository | None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     if repo is not None and repo.uri:
         audit: dict = {"repositoryUri": repo.uri}
         if repo.revision:
@@ -127,16 +140,14 @@ def _provenance(items: list[Entry], web_url: str, repo: AuditRepository | None) 
     return out
 
 
-def render(result: CheckResult, context) -> str:
-    root = base_dir(context)
-    repo = audit_repository(root)
-    items = entries(result, context.web_url)
-    failing = [e for e in items if not e.ok]
-    rules = _rules()
+def render(outcome: Outcome, context: RenderContext) -> str:
+    root, repo = context.base, context.repository
+    shown = outcome.shown
+    rules = _rules(outcome.rules)
     index = {r["id"]: n for n, r in enumerate(rules)}
-    paths = {e.source.file: (repo.relative(root, e.source.file) if repo else e.source.file) for e in failing}
-    prints = fingerprints(failing, paths)
-    run: dict = {
+    paths = {d.source.file: (repo.relative(root, d.source.file) if repo else d.source.file) for d in shown}
+    prints = fingerprints(shown, paths)
+    run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "dshaudit",
@@ -153,10 +164,11 @@ def render(result: CheckResult, context) -> str:
             },
         },
         "columnKind": "unicodeCodePoints",
-        "results": [_result(e, index[e.rule_id], fp, root, repo) for e, fp in zip(failing, prints)],
-        "properties": {"summary": summary(result)},
+        "results": [_result(d, index.get(d.rule_id), fp, root, repo) for d, fp in zip(shown, prints)],
     }
-    provenance = _provenance(items, context.web_url, repo)
+    if outcome.summary is not None:
+        run["properties"] = {"summary": dict(outcome.summary.counts)}
+    provenance = _provenance(outcome.diagnostics, context.web_url, repo)
     if provenance:
         run["versionControlProvenance"] = provenance
     return dumps({"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]})

@@ -1,37 +1,19 @@
-"""One line per failure, compiler style, then a one-line summary."""
+"""For people at a terminal: one line per diagnostic worth showing, compiler
+style (`findings/x.md:LINE:COL: target: status: message`), then the summary."""
 
 from __future__ import annotations
 
-from ..model import CheckResult, ClaimVerdict, Verdict
+from typing import Any
+
+from ..diagnostics import Outcome
 from ..textsafe import terminal_safe
 
 
-def target(v: Verdict) -> str:
-    c = v.citation
-    pin = v.pin.name if v.pin else (c.pin_ref or "?")
-    return f"{c.target_text}@{pin}"
-
-
-def claim_line(v: ClaimVerdict) -> str:
-    pin = v.pin.name if v.pin else "?"
-    return f"{v.claim.source}: {v.claim.kind} {v.claim.text} @{pin}: {v.status}: {v.message}"
-
-
-def summary_line(result: CheckResult) -> str:
-    total, failed = len(result.verdicts), len(result.failed)
-    files = len({v.citation.source.file for v in result.verdicts} | {c.claim.source.file for c in result.claims})
-    line = f"{total} citations in {files} files: {total - failed} ok, {failed} failed"
-    if result.claims:
-        counts: dict[str, int] = {}
-        for c in result.claims:
-            counts[str(c.status)] = counts.get(str(c.status), 0) + 1
-        parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        line += f"; {len(result.claims)} claims: {parts}; {len(result.failed_claims)} failed"
-    return line
-
-
-def render(result: CheckResult, context) -> str:
-    out = [terminal_safe(f"{v.citation.source}: {target(v)}: {v.status}: {v.message}") for v in result.failed]
-    out += [terminal_safe(claim_line(v)) for v in result.failed_claims]
-    out.append(summary_line(result))
-    return "\n".join(out) + "\n"
+def render(outcome: Outcome, context: Any) -> str:
+    if outcome.lines is not None:
+        out = [terminal_safe(line) for line in outcome.lines]
+    else:
+        out = [terminal_safe(f"{d.source}: {d.summary}") for d in outcome.shown]
+        if outcome.summary is not None:
+            out.append(terminal_safe(outcome.summary.line))
+    return "".join(line + "\n" for line in out)

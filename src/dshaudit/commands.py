@@ -1,0 +1,246 @@
+"""One function per command: read the inputs, run the core, return an `Outcome`.
+
+The command line (cli.py) only parses options, calls one of these and hands
+the outcome to the output layer (formats/). Everything a command needs from
+its surroundings comes through a `Session`: the configuration, the DSH clone
+(opened on first need, once) and the one pin resolver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Config, load_config
+from .diagnostics import Outcome
+from .errors import InputError
+from .findings import FindingsFile, collect_markdown, load_findings_file
+from .model import Citation, LineRange, Pin, SourceLocation, Status
+from .pins import PinResolver
+from .snapshot import DshRepository
+
+
+class LazyRepository:
+    """The DSH clone, opened on the first call and the same one after: a run
+    that never needs DSH (malformed findings, lint) never opens or clones it."""
+
+    def __init__(self, spec: str | None, upstream_url: str):
+        self.spec = spec
+        self.upstream_url = upstream_url
+        self._opened: DshRepository | None = None
+
+    def __call__(self) -> DshRepository:
+        if self._opened is None:
+            self._opened = DshRepository.open(self.spec, self.upstream_url)
+        return self._opened
+
+
+@dataclass
+class Session:
+    config: Config
+    repository: LazyRepository
+    pins: PinResolver
+
+    @classmethod
+    def open(cls, config_path: str | None, repo: str | None) -> "Session":
+        config = load_config(Path(config_path) if config_path else None)
+        repository = LazyRepository(repo, config.upstream_url)
+        return cls(config, repository, PinResolver(config, repository))
+
+    def findings(self, paths: tuple[Path, ...]) -> list[FindingsFile]:
+        return [load_findings_file(p) for p in collect_markdown(list(self.default_paths(paths)))]
+
+    def default_paths(self, paths: tuple[Path, ...]) -> tuple[Path, ...]:
+        if paths:
+            return paths
+        default = self.config.root / "findings"
+        if not default.is_dir():
+            raise InputError(f"no PATHS given and no findings/ folder at {self.config.root}")
+        return (default,)
+
+
+def check(session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool) -> Outcome:
+    from .verify import check as run_check
+    from .verify import check_outcome
+
+    result = run_check(session.findings(paths), session.pins, session.repository, pin)
+    return check_outcome(result, session.config.web_url, strict)
+
+
+def lint(config_path: str | None, paths: tuple[Path, ...], strict: bool) -> Outcome:
+    """No session: lint never opens DSH, so it knows pin names and SHAs only."""
+    from .lint import default_paths
+    from .lint import lint as run_lint
+
+    config = load_config(Path(config_path) if config_path else None)
+    return run_lint(collect_markdown(default_paths(config, paths)), config).outcome(strict)
+
+
+def show(session: Session, citation: str, pin: str | None, context_lines: int) -> Outcome:
+    from .grammar import find_citations
+    from .verify import Verifier
+
+    found = find_citations(citation)
+    if len(found) != 1 or found[0].text != citation.strip():
+        raise InputError(f"{citation!r}: not a citation; expected PATH:LINES[@PIN] or PATH#Symbol[@PIN]")
+    raw = found[0]
+    if raw.problem:
+        raise InputError(f"{citation}: {raw.problem}")
+    the_pin = session.pins.require(raw.pin or pin, "@PIN or --pin")
+    c = Citation(raw.path, raw.lines, raw.symbol, raw.pin, (), SourceLocation("<command line>", 1, 1), raw.text)
+    verifier = Verifier(session.pins, session.repository)
+    verdict = verifier.verify(c, the_pin, raw.pin or pin)
+    if verdict.status is not Status.OK:
+        raise InputError(f"{raw.text}: {verdict.status}: {verdict.message}")
+    snap = session.repository().snapshot(the_pin.sha, the_pin.name)
+    text = verifier.text(snap, raw.path)
+    assert text is not None  # the citation verified, so the path is a text file
+    ranges = verdict.resolved_lines or raw.lines
+    head = f"{raw.path} @ {the_pin.name} ({the_pin.sha[:12]}), {len(text.lines)} lines"
+    return Outcome("show", lines=(head, *numbered(text.lines, ranges, context_lines)), exit_override=0)
+
+
+def numbered(lines: list[str], ranges: tuple[LineRange, ...], context: int) -> list[str]:
+    """The cited lines marked `>`, numbered, with `context` lines around each range."""
+    cited: set[int] = set()
+    shown: set[int] = set()
+    for r in ranges:
+        cited.update(range(r.start, r.end + 1))
+        shown.update(range(max(1, r.start - context), min(len(lines), r.end + context) + 1))
+    width = len(str(max(shown))) if shown else 1
+    out: list[str] = []
+    last = None
+    for n in sorted(shown):
+        if last is not None and n != last + 1:
+            out.append(" " * (width + 2) + "...")
+        mark = ">" if n in cited else " "
+        out.append(f"{mark} {n:>{width}} | {lines[n - 1]}".rstrip())
+        last = n
+    return out
+
+
+def facts(session: Session, pin: str | None, ids: tuple[str, ...]) -> Outcome:
+    from .claims import show as show_value
+    from .facts import FactBook, registry
+
+    the_pin = session.pins.require(pin)
+    unknown = [i for i in ids if i not in registry()]
+    if unknown:
+        raise InputError(f"unknown fact {unknown[0]!r}; known: {', '.join(sorted(registry()))}")
+    book = FactBook(session.repository)
+    try:
+        measured = book.many(sorted(ids) or sorted(registry()), the_pin)
+    finally:
+        book.close()
+    lines: list[str] = []
+    for f in measured:
+        lines.append(f"{f.id} @ {f.pin.name}: {f.status}")
+        if f.status.value == "ok":
+            lines.append(f"  value: {show_value(f.value)}")
+            for k, v in f.fields.items():
+                text = show_value(v)
+                lines.append(f"  .{k}: {text if len(text) < 200 else text[:197] + '...'}")
+        else:
+            lines.append(f"  {f.message}")
+        lines.append(f"  rule: {f.definition}")
+        ev = [str(e) for e in f.evidence]
+        if ev:
+            more = f" (+{len(ev) - 5} more)" if len(ev) > 5 else ""
+            lines.append(f"  evidence: {', '.join(ev[:5])}{more}")
+    head = {"pin": the_pin.name, "sha": the_pin.sha, "facts": [f.as_dict() for f in measured]}
+    return Outcome("facts", head=head, lines=tuple(lines), exit_override=0)
+
+
+def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str | None,
+           write: bool) -> Outcome:
+    from . import ui
+    from .rebase import claim_change, rebase_outcome, rewrite_findings
+    from .rebase import rebase as run_rebase
+    from .verify import check as run_check
+    from .writing import write_atomically
+
+    files = session.findings(paths)
+    new_pin = session.pins.require(to_ref, "--to")
+    groups: dict[Pin, list[FindingsFile]] = {}
+    for f in files:
+        ref = from_ref or f.pin
+        if not ref:
+            raise InputError(f"{f.path}: no pin in its front matter; pass --from")
+        groups.setdefault(session.pins.require(ref, "--from" if from_ref else f"{f.path}: front matter"), []).append(f)
+    results = [run_rebase(group, session.pins, session.repository, old_pin, new_pin)
+               for old_pin, group in sorted(groups.items(), key=lambda kv: kv[0].name)]
+    before = run_check(files, session.pins, session.repository, from_ref, citations=False).claims
+    after = run_check(files, session.pins, session.repository, to_ref, citations=False).claims
+    changes = [d for a, b in zip(before, after) if (d := claim_change(a, b, new_pin)) is not None]
+    outcome = rebase_outcome(results, new_pin, changes)
+    if write:
+        # Every new text first (each file checked unchanged since it was read), then the writes.
+        texts = []
+        for r in results:
+            by_file: dict[str, list] = {}
+            for m in r.moves:
+                by_file.setdefault(m.citation.source.file, []).append(m)
+            for f in groups[r.old_pin]:
+                new_text = rewrite_findings(f, by_file.get(f.path, []), r.old_pin, new_pin)
+                if new_text is not None:
+                    texts.append((Path(f.path), new_text))
+        for path, new_text in texts:
+            write_atomically(path, new_text)
+        if outcome.failing:
+            ui.note(f"wrote the files; {len(outcome.failing)} citations need a person (ambiguous or lost, left as they were)")
+    return outcome
+
+
+def bisect(session: Session, target: str, good: str, bad: str, anchors: tuple[str, ...]) -> Outcome:
+    from .bisect import bisect as run_bisect
+    from .bisect import parse_target
+    from .claims import show as show_value
+    from .facts import FactBook, registry
+    from .verify import Verifier
+
+    good_pin, bad_pin = session.pins.require(good, "--good"), session.pins.require(bad, "--bad")
+    watched = parse_target(target, anchors, set(registry()))
+    book = FactBook(session.repository)
+    verifier = Verifier(session.pins, session.repository)
+
+    def observe(pin: Pin) -> str:
+        if watched.citation is not None:
+            return str(verifier.verify(watched.citation, pin, pin.name).status)
+        assert watched.fact_id is not None
+        fact = book.get(watched.fact_id, pin)
+        if fact.status.value != "ok":
+            return f"cannot_evaluate: {fact.message}"
+        return show_value(fact.fields.get(watched.field) if watched.field else fact.value)
+
+    try:
+        result = run_bisect(session.repository(), target, good_pin, bad_pin, observe)
+    finally:
+        book.close()
+    return Outcome("bisect", head=result.as_dict(), lines=result.lines(), exit_override=0)
+
+
+def report(session: Session, paths: tuple[Path, ...], pins: tuple[str, ...], fmt: str) -> tuple[str, int]:
+    """The report's text and the exit code of `check` at its first pin."""
+    from .facts import FactBook
+    from .report import PinRun, build_report, render_report
+    from .verify import FileText, Verifier
+    from .verify import check as run_check
+
+    files = session.findings(paths)
+    resolved = [session.pins.require(ref) for ref in pins]
+    book = FactBook(session.repository)
+    runs = []
+    try:
+        for ref, pin in list(zip(pins, resolved)) or [(None, None)]:
+            result = run_check(files, session.pins, session.repository, ref)
+            fact_pin = pin or session.pins.require(next((f.pin for f in files if f.pin), None))
+            runs.append(PinRun(pin, result, book.all(fact_pin)))
+    finally:
+        book.close()
+    verifier = Verifier(session.pins, session.repository)
+
+    def reader(pin: Pin, path: str) -> FileText | None:
+        return verifier.text(session.repository().snapshot(pin.sha, pin.name), path)
+
+    text = render_report(build_report(session.config, files, runs, reader), fmt)
+    return text, 0 if runs[0].result.ok else 1

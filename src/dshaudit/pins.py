@@ -1,0 +1,69 @@
+"""One resolver for pins: every command, every front matter and every `@`
+suffix turns a reference into a commit here, by the same rules.
+
+A reference is, in order: a pin name of dshaudit.toml; a full 40-hex SHA
+(named after the configured pin with that SHA, if any); a tag of the DSH
+clone, peeled to its commit (annotated tags included). Tags need the clone,
+so a resolver without a repository (lint, which never opens DSH) knows names
+and SHAs only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from .config import Config
+from .errors import InputError
+from .model import Pin
+from .snapshot import SHA_RE, DshRepository
+
+# What a tag name may look like before it is given to git at all.
+_TAG_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
+
+
+class PinResolver:
+    def __init__(self, config: Config, repository: Callable[[], DshRepository] | None = None):
+        self.config = config
+        self._repository = repository
+        self._tags: dict[str, Pin | None] = {}
+
+    @property
+    def knows_tags(self) -> bool:
+        return self._repository is not None
+
+    def resolve(self, ref: str) -> Pin | None:
+        """The pin `ref` names, or None."""
+        pins = self.config.pins
+        if ref in pins:
+            return pins[ref]
+        if SHA_RE.match(ref):
+            for pin in pins.values():
+                if pin.sha == ref:
+                    return pin
+            return Pin(ref[:12], ref, named=False)
+        if self._repository is None or not _TAG_RE.fullmatch(ref) or ".." in ref:
+            return None
+        if ref not in self._tags:
+            sha = self._repository().resolve_tag(ref)
+            configured = next((p for p in pins.values() if p.sha == sha), None) if sha else None
+            # A tag of a configured pin's commit is that pin: it is written by its name.
+            self._tags[ref] = configured or (Pin(ref, sha, named=False) if sha else None)
+        return self._tags[ref]
+
+    def require(self, ref: str | None, option: str = "--pin") -> Pin:
+        """The pin `ref` names (the config's default_pin when None), or an
+        InputError naming the option it came from and why it names no pin."""
+        ref = ref or self.config.default_pin
+        if not ref:
+            raise InputError(f"no pin: pass {option} PIN or set default_pin in dshaudit.toml")
+        pin = self.resolve(ref)
+        if pin is None:
+            raise InputError(f"{option}: {self.unknown(ref)}")
+        return pin
+
+    def unknown(self, ref: str) -> str:
+        """Why `ref` names no pin, in words."""
+        tags = ", nor a tag of the DSH clone" if self.knows_tags else ""
+        why = "a short SHA is not a pin" if re.fullmatch(r"[0-9a-f]{7,39}", ref) else "nor a full 40-hex SHA"
+        return f"pin {ref!r} is not in dshaudit.toml ({self.config.describe_pins()}){tags}, {why}"
