@@ -319,16 +319,16 @@ def test_ctrl_c_during_rebase_write_leaves_each_file_old_or_new(workspace, monke
     for name in ("a.md", "b.md", "c.md"):
         write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n", name=name)
     before = {p.name: p.read_bytes() for p in (workspace / "findings").iterdir()}
-    real = writing.write_atomically
+    real = writing.os.replace
     written = []
 
-    def interrupt_after_first(path, text):
+    def interrupt_after_first(src, dst):
         if written:
             raise KeyboardInterrupt
-        real(path, text)
-        written.append(path)
+        real(src, dst)
+        written.append(dst)
 
-    monkeypatch.setattr(writing, "write_atomically", interrupt_after_first)
+    monkeypatch.setattr(writing.os, "replace", interrupt_after_first)
     run = run_cli("rebase", "--to", "v2", "--write")
     assert run.exit_code == 130
     after = {p.name: p.read_bytes() for p in (workspace / "findings").iterdir()}

@@ -157,7 +157,7 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
     from .rebase import claim_change, rebase_outcome, rewrite_findings
     from .rebase import rebase as run_rebase
     from .verify import check as run_check
-    from .writing import write_atomically
+    from .writing import write_all_atomically
 
     files = session.findings(paths)
     new_pin = session.pins.require(to_ref, "--to")
@@ -184,8 +184,7 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
                 new_text = rewrite_findings(f, by_file.get(f.path, []), r.old_pin, new_pin)
                 if new_text is not None:
                     texts.append((Path(f.path), new_text))
-        for path, new_text in texts:
-            write_atomically(path, new_text)
+        write_all_atomically(texts)
         if outcome.failing:
             ui.note(f"wrote the files; {len(outcome.failing)} citations need a person (ambiguous or lost, left as they were)")
     return outcome

@@ -12,6 +12,29 @@ from .errors import InputError
 def write_atomically(path: Path, text: str) -> None:
     """Write through a temporary file in the same folder and rename: a reader
     sees the old file or the new one, never half of one."""
+    write_all_atomically([(path, text)])
+
+
+def write_all_atomically(files: list[tuple[Path, str]]) -> None:
+    """Several files, all or none: every text goes to a temporary file beside
+    its target first, and only when all of them are written are they renamed
+    into place. A failure before that leaves every target as it was."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, text in files:
+            staged.append((_stage(path, text), path))
+        for tmp, path in staged:
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _stage(path: Path, text: str) -> str:
+    """`text` in a new temporary file beside `path`, flushed to disk; its name."""
     folder = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
@@ -25,10 +48,10 @@ def write_atomically(path: Path, text: str) -> None:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return tmp

@@ -20,7 +20,7 @@ import click
 from ..auditrepo import AuditRepository, audit_repository
 from ..diagnostics import Outcome
 from ..errors import InputError
-from ..writing import write_atomically
+from ..writing import write_all_atomically
 
 FORMATS = {
     "text": "text",
@@ -76,14 +76,14 @@ def parse_outputs(values: tuple[str, ...], allowed: list[str] | None = None) -> 
 
 def emit(outcome: Outcome, fmt: str, outputs: list[tuple[str, Path]], web_url: str) -> int:
     """Render the outcome once per format wanted: `fmt` to stdout, each
-    (format, path) of `outputs` to its file, written atomically. Everything is
-    rendered before anything is written. Returns the outcome's exit code."""
+    (format, path) of `outputs` to its file. Everything is rendered before
+    anything is written, and the files are written all or none (a folder that
+    does not exist leaves every output as it was). Returns the exit code."""
     context = context_for([fmt, *(f for f, _ in outputs)], web_url)
     rendered: dict[str, str] = {}
     for f in [fmt, *(f for f, _ in outputs)]:
         if f not in rendered:
             rendered[f] = render(f, outcome, context)
-    for f, path in outputs:
-        write_atomically(path, rendered[f])
+    write_all_atomically([(path, rendered[f]) for f, path in outputs])
     click.echo(rendered[fmt], nl=False)
     return outcome.exit_code
