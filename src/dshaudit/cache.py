@@ -21,6 +21,7 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
 FORMAT = 1
 
@@ -43,10 +44,10 @@ class Shard:
         if path is not None:
             self.entries = _load(path)
 
-    def get(self, key: str):
+    def get(self, key: str) -> Any:
         return self.entries.get(key)
 
-    def put(self, key: str, value) -> None:
+    def put(self, key: str, value: Any) -> None:
         self.entries[key] = value
         self.added[key] = value
 
@@ -150,7 +151,7 @@ def _store(path: Path, payload: dict) -> None:
 
 
 @contextmanager
-def _locked(lock_path: Path):
+def _locked(lock_path: Path) -> Iterator[None]:
     with open(lock_path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

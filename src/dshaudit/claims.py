@@ -156,7 +156,7 @@ def show(value: object) -> str:
 
 
 def evaluate(claim: Claim, pin: Pin | None, fact: Fact | None, known: set[str]) -> ClaimVerdict:
-    def verdict(status, measured=None, message="", fact=None):
+    def verdict(status: ClaimStatus, measured: object = None, message: str = "", fact: Fact | None = None) -> ClaimVerdict:
         return ClaimVerdict(claim, pin, status, measured, message, fact)
 
     if claim.problem:

@@ -229,8 +229,9 @@ def report(session: Session, paths: tuple[Path, ...], pins: tuple[str, ...], fmt
     resolved = [session.pins.require(ref) for ref in pins]
     book = FactBook(session.repository)
     runs = []
+    plan: list[tuple[str | None, Pin | None]] = list(zip(pins, resolved)) or [(None, None)]
     try:
-        for ref, pin in list(zip(pins, resolved)) or [(None, None)]:
+        for ref, pin in plan:
             result = run_check(files, session.pins, session.repository, ref)
             fact_pin = pin or session.pins.require(next((f.pin for f in files if f.pin), None))
             runs.append(PinRun(pin, result, book.all(fact_pin)))

@@ -19,7 +19,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from .errors import InputError
-from .grammar import find_citations
+from .grammar import RawCitation, find_citations
 from .claims import claims_in_text
 from .model import Citation, Claim, SourceLocation
 
@@ -136,7 +136,7 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> 
     chunks, fences = prose_chunks(text, skip_lines)
     out: list[Citation] = []
 
-    def add(raw, line_index: int, column: int, extra_anchors: tuple[str, ...] = ()):
+    def add(raw: RawCitation, line_index: int, column: int, extra_anchors: tuple[str, ...] = ()) -> None:
         out.append(
             Citation(
                 path=raw.path,

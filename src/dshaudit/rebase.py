@@ -127,6 +127,14 @@ class Move:
                           identity=("move", c.text, *c.anchors), payload=payload)
 
 
+class NoPlace(Exception):
+    """No new place for a cited part: lost or ambiguous, and why."""
+
+    def __init__(self, status: MoveStatus, why: str):
+        super().__init__(why)
+        self.status, self.why = status, why
+
+
 @dataclass
 class RebaseResult:
     old_pin: Pin
@@ -204,9 +212,10 @@ class Rebaser:
         if c.symbol and not c.lines:
             moved = candidate
         else:
-            lines, why = self._map_lines(c, old_text, new_text, mapper)
-            if lines is None:
-                return Move(c, why[0], why[1], new_path)
+            try:
+                lines = self._map_lines(c, old_text, new_text, mapper)
+            except NoPlace as exc:
+                return Move(c, exc.status, exc.why, new_path)
             moved = replace(candidate, lines=lines)
             if c.symbol and not self._holds_at(moved, self.new_pin):
                 moved = self._follow_symbol(c, moved) or moved
@@ -250,8 +259,8 @@ class Rebaser:
         shift = new_spans[0].start - old_spans[0].start
         return replace(moved, lines=tuple(LineRange(r.start + shift, r.end + shift) for r in c.lines))
 
-    def _map_lines(self, c: Citation, old_text: FileText, new_text: FileText, mapper: LineMapper):
-        """New ranges for the citation's parts; or (None, (status, why))."""
+    def _map_lines(self, c: Citation, old_text: FileText, new_text: FileText, mapper: LineMapper) -> tuple[LineRange, ...]:
+        """New ranges for the citation's parts; NoPlace says why there are none."""
         # Which anchors stand in which part, in the old file.
         part_anchors: list[list[str]] = [[] for _ in c.lines]
         for anchor in c.anchors:
@@ -267,14 +276,13 @@ class Rebaser:
                 out.append(LineRange(*mapped))
                 continue
             if not anchors:
-                return None, (MoveStatus.LOST, f"lines {r} were edited and carry no anchor of their own to find them by")
-            placed, why = self._relocate(r, anchors, old_text, new_text, mapper)
-            if placed is None:
-                return None, why
-            out.append(placed)
-        return tuple(out), None
+                raise NoPlace(MoveStatus.LOST, f"lines {r} were edited and carry no anchor of their own to find them by")
+            out.append(self._relocate(r, anchors, old_text, new_text, mapper))
+        return tuple(out)
 
-    def _relocate(self, r: LineRange, anchors: list[str], old_text: FileText, new_text: FileText, mapper: LineMapper):
+    def _relocate(self, r: LineRange, anchors: list[str], old_text: FileText, new_text: FileText,
+                  mapper: LineMapper) -> LineRange:
+        """Where the anchors of the edited part `r` stand now; NoPlace when nowhere, or in several places."""
         first = anchors[0]
         old_hits = [h for h in old_text.find(first) if r.start <= h <= r.end]
         offset = (old_hits[0] - r.start) if old_hits else 0
@@ -294,28 +302,29 @@ class Rebaser:
         if not candidates and len(anchors) > 1:
             stretched = self._stretch(r, anchors, old_text, new_text, region)
             if stretched is not None:
-                return stretched, None
+                return stretched
         if not candidates:
-            return None, (MoveStatus.LOST, f"`{first}` is nowhere in the new file" if not new_text.find(first)
+            raise NoPlace(MoveStatus.LOST, f"`{first}` is nowhere in the new file" if not new_text.find(first)
                           else f"no place in the new file holds all of its anchors ({', '.join(anchors)})")
         inside = [c for c in candidates if region[0] - length <= c.start <= region[1]]
         if len(inside) == 1:
-            return inside[0], None
+            return inside[0]
         if len(candidates) == 1:
-            return candidates[0], None
+            return candidates[0]
         # The cited line's proportional place inside the first hunk that took it.
         h = touched[0]
         expected = h.new_start + min(max(r.start - h.old_start, 0), max(h.new_count - 1, 0)) + offset
         ranked = sorted(candidates, key=lambda c: abs(c.start + offset - expected))
         d1, d2 = (abs(c.start + offset - expected) for c in ranked[:2])
         if d2 >= 3 * d1 + 3:
-            return ranked[0], None
+            return ranked[0]
         where = ", ".join(str(c) for c in ranked[:5])
-        return None, (MoveStatus.AMBIGUOUS, f"{len(candidates)} places hold its anchors, none clearly nearest: lines {where}")
+        raise NoPlace(MoveStatus.AMBIGUOUS, f"{len(candidates)} places hold its anchors, none clearly nearest: lines {where}")
 
 
     @staticmethod
-    def _stretch(r: LineRange, anchors: list[str], old_text: FileText, new_text: FileText, region) -> LineRange | None:
+    def _stretch(r: LineRange, anchors: list[str], old_text: FileText, new_text: FileText,
+                 region: tuple[int, int]) -> LineRange | None:
         """A range that grew or shrank: from its first anchor to its last, each
         taken nearest to where the diff put the lines, if they stay close together."""
         old_lines = []
@@ -432,9 +441,10 @@ def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: 
             stripped = lines[i].rstrip("\r")
             if stripped in ("---", "..."):
                 break
-            m = _PIN_LINE_RE.match(stripped)
-            if m and m.group(3) in (old_pin.name, old_pin.sha) and m.group(3) != new_pin.ref:
+            pin_line = _PIN_LINE_RE.match(stripped)
+            if pin_line and pin_line.group(3) in (old_pin.name, old_pin.sha) and pin_line.group(3) != new_pin.ref:
                 cr = "\r" if lines[i].endswith("\r") else ""
-                lines[i] = f"{m.group(1)}{m.group(2)}{new_pin.ref}{m.group(2)}{m.group(4)}{cr}"
+                quote = pin_line.group(2)
+                lines[i] = f"{pin_line.group(1)}{quote}{new_pin.ref}{quote}{pin_line.group(4)}{cr}"
                 changed = True
     return "\n".join(lines) if changed else None

@@ -21,7 +21,7 @@ from .claims import show
 from .config import Config
 from .diagnostics import permalink
 from .findings import FindingsFile
-from .model import CheckResult, ClaimVerdict, Evidence, Fact, LineRange, Pin, Status, Verdict, format_lines, merge_evidence
+from .model import CheckResult, ClaimVerdict, Evidence, Fact, LineRange, Pin, SourceLocation, Verdict, format_lines, merge_evidence
 from .status import Reach
 from .textsafe import markdown_code, markdown_text, terminal_safe
 from .verify import FileText
@@ -55,7 +55,7 @@ def _cited_lines(reader: Reader, v: Verdict) -> list[dict[str, Any]]:
     text: FileText | None = reader(v.pin, v.citation.path)
     if text is None:
         return []
-    out = []
+    out: list[dict[str, Any]] = []
     for r in v.resolved_lines or v.citation.lines:
         for n in range(r.start, min(r.end, len(text.lines)) + 1):
             if len(out) == MAX_CITED_LINES:
@@ -65,7 +65,7 @@ def _cited_lines(reader: Reader, v: Verdict) -> list[dict[str, Any]]:
     return out
 
 
-def _citation(web_url: str, reader, v: Verdict, others: list[tuple[str, Verdict | None]]) -> dict:
+def _citation(web_url: str, reader: Reader, v: Verdict, others: list[tuple[str, Verdict | None]]) -> dict[str, Any]:
     c = v.citation
     return {
         "source": c.source.to_dict(),
@@ -128,12 +128,12 @@ def _title(f: FindingsFile, text: str) -> str:
     return m.group(1).strip() if m else f.path
 
 
-def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], reader) -> dict:
+def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], reader: Reader) -> dict[str, Any]:
     """The report model: plain, JSON-able data, sorted for byte-identical output."""
     primary = runs[0]
     web = config.web_url
 
-    def keyed(result: CheckResult):
+    def keyed(result: CheckResult) -> tuple[dict[tuple[str, int, int], Verdict], dict[tuple[str, int, int], ClaimVerdict]]:
         cits = {(v.citation.source.file, v.citation.source.line, v.citation.source.column): v for v in result.verdicts}
         cls = {(v.claim.source.file, v.claim.source.line, v.claim.source.column): v for v in result.claims}
         return cits, cls
@@ -196,12 +196,12 @@ def _drift(runs: list[PinRun]) -> dict:
                 "kind": "citation", "source": str(v.citation.source), "text": v.citation.text, "statuses": [None] * len(runs),
             })
             row["statuses"][i] = (v.status.value, v.ok)
-        for v in run.result.claims:
-            row = rows.setdefault(("claim", *_pos(v.claim.source)), {
-                "kind": v.claim.kind, "source": str(v.claim.source), "text": v.claim.text, "statuses": [None] * len(runs),
+        for cv in run.result.claims:
+            row = rows.setdefault(("claim", *_pos(cv.claim.source)), {
+                "kind": cv.claim.kind, "source": str(cv.claim.source), "text": cv.claim.text, "statuses": [None] * len(runs),
             })
             # A prior claim "holds" while it says what the code says.
-            row["statuses"][i] = (v.status.value, v.status.value == "confirmed")
+            row["statuses"][i] = (cv.status.value, cv.status.value == "confirmed")
     out = []
     for key in sorted(rows, key=lambda k: (k[1], k[2], k[3], k[0])):
         row = rows[key]
@@ -220,7 +220,7 @@ def _drift(runs: list[PinRun]) -> dict:
     }
 
 
-def _pos(source) -> tuple:
+def _pos(source: SourceLocation) -> tuple[str, int, int]:
     return (source.file, source.line, source.column)
 
 

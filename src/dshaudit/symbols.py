@@ -78,11 +78,12 @@ def _name_of(node: tree_sitter.Node) -> str | None:
     name = node.child_by_field_name("key" if node.type == "pair" else "name")
     if name is None:
         return None
+    text = (name.text or b"").decode("utf-8", "replace")
     if name.type in ("string", "template_string"):
-        return name.text.decode("utf-8", "replace").strip("'\"`")
+        return text.strip("'\"`")
     if name.type not in ("identifier", "type_identifier", "property_identifier", "private_property_name", "number"):
         return None
-    return name.text.decode("utf-8", "replace")
+    return text
 
 
 def _first_error_line(root: tree_sitter.Node) -> int | None:

@@ -10,8 +10,11 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import contextmanager
+from typing import Iterable, Iterator, TypeVar
 
 import click
+
+T = TypeVar("T")
 
 quiet = False
 verbose = False
@@ -43,7 +46,7 @@ MIN_ITEMS = 20  # fewer items than this finish before a bar is worth drawing
 
 
 @contextmanager
-def progress(items, label: str, minimum: int | None = None):
+def progress(items: Iterable[T], label: str, minimum: int | None = None) -> Iterator[Iterable[T]]:
     """Iterate `items`, with a progress bar on a terminal when there are enough of them."""
     items = list(items)
     if quiet or len(items) < (MIN_ITEMS if minimum is None else minimum) or not stderr_is_terminal():

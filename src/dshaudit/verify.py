@@ -59,9 +59,10 @@ class FileText:
                 pos += len(s)
             self._squashed, self._line_starts = "".join(parts), starts
         needle = squash(anchor)
-        if not needle:
+        if not needle or self._line_starts is None:
             return []
-        hits, i = [], self._squashed.find(needle)
+        hits: list[int] = []
+        i = self._squashed.find(needle)
         while i != -1:
             line = bisect_right(self._line_starts, i)
             if not hits or hits[-1] != line:
