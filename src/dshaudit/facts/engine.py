@@ -119,10 +119,6 @@ def node_lines(node: tree_sitter.Node) -> LineRange:
     return LineRange(node.start_point[0] + 1, node.end_point[0] + 1)
 
 
-def evidence_of(path: str, node: tree_sitter.Node) -> Evidence:
-    return Evidence(path, node_lines(node))
-
-
 @dataclass
 class Measurement:
     value: object
@@ -149,7 +145,6 @@ class FactContext:
         self.cache = cache if cache is not None else Cache(None)
         self.prefilter = prefilter
         self._blobs: dict[str, bytes] = {}
-        self._trees: dict[tuple[str, str], tree_sitter.Tree] = {}
         self._paths: dict[tuple, list[str]] = {}
         self._globs: dict[str, set[str]] = {}
         self._under: dict[str, list[str]] = {}  # literal prefix -> paths starting with it
@@ -175,7 +170,7 @@ class FactContext:
 
     def _glob(self, glob: str) -> set[str]:
         if glob not in self._globs:
-            prefix = re.split(r"[*?{\[]", glob, 1)[0]  # the literal start narrows before the regex runs
+            prefix = re.split(r"[*?{\[]", glob, maxsplit=1)[0]  # the literal start narrows before the regex runs
             if prefix not in self._under:
                 self._under[prefix] = [p for p in self.blob_ids() if p.startswith(prefix)]
             match = glob_predicate(glob)
@@ -246,11 +241,6 @@ class FactContext:
                 # Keep what a detector will parse; let the rest go.
                 self.forget([p for p in chunk if ids[p] not in had and not (shard.get(ids[p]) & PARSED_NEEDLE_MASK())])
         return [p for p in paths if shard.get(ids[p]) & bit]
-
-    # -- syntax ------------------------------------------------------------------
-
-    def matches(self, query_name: str, path: str, needle: tuple[str, ...] | None) -> list[Match]:
-        return file_matches(query_name, path, self.read(path), needle, self.trees)
 
 
 class TreeCache:
