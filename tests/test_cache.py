@@ -212,6 +212,18 @@ def test_every_field_of_a_detector_entry_is_in_its_version(field, value):
     assert detector_version(dataclasses.replace(spec, **{field: value})) != detector_version(spec)
 
 
+def test_another_layout_changes_every_detector_version(monkeypatch):
+    """Which files are tests and which folders packages decide facts too."""
+    import dshaudit.facts as facts
+
+    spec = facts.registry()["session.surface-op-kinds"]
+    before = facts.detector_version(spec)
+    data = facts.registry_toml()
+    changed = {**data, "layout": {**data["layout"], "test_dirs": ["tests"]}}
+    monkeypatch.setattr(facts, "registry_toml", lambda: changed)
+    assert facts.detector_version(spec) != before
+
+
 def test_another_tree_sitter_version_changes_every_detector_version(monkeypatch):
     import dshaudit.facts as facts
 

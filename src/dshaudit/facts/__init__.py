@@ -9,7 +9,6 @@ caching each detector's per-file work by blob id.
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from importlib import metadata, resources
@@ -19,7 +18,15 @@ from ..cache import Cache, digest
 from ..model import Fact, FactStatus, Pin
 from ..snapshot import Snapshot
 from . import parallel
-from .engine import ENGINE_VERSION, CannotEvaluate, FactContext, Measurement, all_needles, file_matches
+from .engine import (
+    ENGINE_VERSION,
+    CannotEvaluate,
+    FactContext,
+    Measurement,
+    all_needles,
+    file_matches,
+    registry_toml,
+)
 from .reducers import COMBINE, PER_FILE, WHOLE, evidence
 
 
@@ -41,7 +48,7 @@ class DetectorSpec:
 
 @lru_cache(maxsize=1)
 def registry() -> dict[str, DetectorSpec]:
-    data = tomllib.loads(resources.files(__package__).joinpath("registry.toml").read_text(encoding="utf-8"))
+    data = registry_toml()
     specs = {}
     known_keys = {f.name for f in fields(DetectorSpec)}
     for entry in data["fact"]:
@@ -98,12 +105,14 @@ def _query_text(name: str) -> str:
 def detector_version(spec: DetectorSpec) -> str:
     """Changes whenever anything that decides a detector's results does: every
     field of its registry entry (paths, exclude_tests, reduce, definition and
-    the rest, not only the query), its query's text, the code, and the versions
+    the rest, not only the query), the `[layout]` table (which files are tests,
+    which folders packages), its query's text, the code, and the versions
     of tree-sitter and its TypeScript grammar. Not memoised by id: a spec
     changed under the same id must get a new version."""
     entry = json.dumps(asdict(spec), sort_keys=True)
+    layout = json.dumps(registry_toml()["layout"], sort_keys=True)
     query = _query_text(spec.query) if spec.query else ""
-    return digest(ENGINE_VERSION, entry, query, _code_digest(), library_versions())
+    return digest(ENGINE_VERSION, entry, layout, query, _code_digest(), library_versions())
 
 
 def _partials(spec: DetectorSpec, ctx: FactContext) -> list[tuple[str, dict]]:

@@ -12,6 +12,7 @@ where the literal occurs.
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -23,16 +24,55 @@ from ..model import Evidence, LineRange
 from ..snapshot import Snapshot
 from ..symbols import language_for, parse
 
-TEST_NAME_RE = re.compile(r"\.(spec|e2e|test)\.tsx?$")
-TEST_DIRS = frozenset({"tests", "test", "__tests__"})
+@lru_cache(maxsize=1)
+def registry_toml() -> dict:
+    """registry.toml, parsed once: the detectors (`[[fact]]`) and where things
+    are in the repository they read (`[layout]`)."""
+    return tomllib.loads(resources.files(__package__).joinpath("registry.toml").read_text(encoding="utf-8"))
 
 
-def is_test_path(path: str) -> bool:
-    """A test file by the audit's rule: a `.spec`, `.e2e` or `.test` name, or a
-    `tests`/`test`/`__tests__` folder on the path."""
-    if TEST_NAME_RE.search(path):
-        return True
-    return any(part in TEST_DIRS for part in path.split("/")[:-1])
+class Layout:
+    """What the detectors know of DSH's folders, from the `[layout]` table of
+    registry.toml: which folders are workspace packages and which files are tests."""
+
+    def __init__(self, table: dict):
+        self.package_roots: dict[str, int] = dict(table["package_roots"])
+        self.test_dirs = frozenset(table["test_dirs"])
+        self.test_file_suffixes = tuple(table["test_file_suffixes"])
+        self.test_support = tuple(f"{folder.rstrip('/')}/" for folder in table["test_support"])
+
+    def is_test_path(self, path: str) -> bool:
+        """A test file: its name ends in a test suffix (`.spec.ts`), or a test
+        folder (`tests`, `__tests__`) is on its path."""
+        if path.endswith(self.test_file_suffixes):
+            return True
+        return any(part in self.test_dirs for part in path.split("/")[:-1])
+
+    def is_test_support(self, path: str) -> bool:
+        """Under a folder of test helpers that are not tests by name."""
+        return path.startswith(self.test_support)
+
+    def package_of(self, path: str) -> str:
+        """The workspace package folder a path belongs to (`packages/core/agent-loop`):
+        as many folders below its root folder as the root's depth; else the top folder."""
+        parts = path.split("/")
+        depth = self.package_roots.get(parts[0])
+        if depth is not None and len(parts) > depth + 1:
+            return "/".join(parts[:depth + 1])
+        return parts[0]
+
+    def family_of(self, folder: str) -> str | None:
+        """The family of a package folder under a two-deep root (`core` for
+        `packages/core/agent-loop`); None elsewhere."""
+        parts = folder.split("/")
+        if len(parts) == 3 and self.package_roots.get(parts[0]) == 2:
+            return parts[1]
+        return None
+
+
+@lru_cache(maxsize=1)
+def layout() -> Layout:
+    return Layout(registry_toml()["layout"])
 
 
 _SIMPLE_GLOB_RE = re.compile(r"^(?P<prefix>[^*?{\[]*?)(?:\*\*/\*(?P<ext>\.[\w.]+)|\*\*)?$")
@@ -78,16 +118,6 @@ def glob_regex(glob: str) -> re.Pattern:
             out.append(re.escape(glob[i]))
             i += 1
     return re.compile("".join(out) + r"\Z")
-
-
-def package_of(path: str) -> str:
-    """The workspace package folder a path belongs to (`packages/core/agent-loop`)."""
-    parts = path.split("/")
-    if parts[0] == "packages" and len(parts) > 3:
-        return "/".join(parts[:3])
-    if parts[0] in ("vendor", "apps", "python", "examples") and len(parts) > 2:
-        return "/".join(parts[:2])
-    return parts[0]
 
 
 class CannotEvaluate(Exception):
@@ -163,8 +193,9 @@ class FactContext:
             matched = set()
             for g in globs:
                 matched |= self._glob(g)
+            is_test = layout().is_test_path
             self._paths[key] = [
-                p for p in self.blob_ids() if p in matched and not (exclude_tests and is_test_path(p))
+                p for p in self.blob_ids() if p in matched and not (exclude_tests and is_test(p))
             ]
         return self._paths[key]
 
