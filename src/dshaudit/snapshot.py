@@ -26,6 +26,7 @@ from gitdb.exc import BadName, BadObject
 
 from . import ui
 from .errors import InputError, RepoError
+from .grep import Grep
 
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 # Protocols a clone URL may use; `ext::` and friends can run commands.
@@ -268,8 +269,7 @@ class Snapshot:
         self._index: dict[str, tuple[str, str, str]] | None = None
         self._paths: list[str] | None = None
         self._blob_ids: dict[str, str] | None = None
-        self._greps: dict[tuple, tuple] = {}  # started git grep processes and their output files
-        self._grep_hits: dict[tuple, list] = {}
+        self.grep = Grep(repository.repo, sha)
         self._by_name: dict[str, list[str]] | None = None
         self._by_dir: dict[str, list[str]] = {}
 
@@ -320,67 +320,6 @@ class Snapshot:
                 if kind == "blob" and int(mode, 8) != MODE_SYMLINK
             }
         return self._blob_ids
-
-    def start_grep(self, pattern: str, word: bool = False, ignore_case: bool = False) -> None:
-        """Start `git grep` now, its output going to a temporary file, so it runs
-        while other work goes on; grep_lines() collects it."""
-        import subprocess
-
-        key = (pattern, word, ignore_case)
-        if key in self._greps or key in self._grep_hits:
-            return
-        args = ["-n", "-z", "-a", "-E"] + (["-w"] if word else []) + (["-i"] if ignore_case else [])
-        out = tempfile.TemporaryFile()
-        proc = subprocess.Popen(
-            ["git", f"--git-dir={self.repository.repo.git_dir}", "grep", *args, "-e", pattern, self.sha],
-            stdout=out, stderr=subprocess.PIPE,
-        )
-        self._greps[key] = (proc, out)
-
-    def grep_lines(self, pattern: str, word: bool = False, ignore_case: bool = False) -> list[tuple[str, int, str]]:
-        """(path, line, text) for each line matching an extended regex, in every file."""
-        key = (pattern, word, ignore_case)
-        if key in self._grep_hits:
-            return self._grep_hits[key]
-        self.start_grep(pattern, word, ignore_case)
-        proc, out = self._greps.pop(key)
-        err = proc.communicate()[1]
-        if proc.returncode not in (0, 1):  # 1 means no match
-            raise RepoError(f"git grep failed at {self.sha[:12]}: {err.decode(errors='replace').strip()}")
-        out.seek(0)
-        data = out.read().decode("utf-8", "replace")
-        out.close()
-        hits = []
-        prefix = self.sha + ":"
-        for record in data.split("\n"):
-            if not record:
-                continue
-            path, line, text = record.split("\0", 2)
-            hits.append((path.removeprefix(prefix), int(line), text))
-        self._grep_hits[key] = hits
-        return hits
-
-    def grep_needles(self, needles: list[str], paths: list[str]) -> dict[str, set[str]]:
-        """Which of `needles` (fixed strings) occur in each of `paths`: one
-        `git grep -o` per thousand paths, in C, instead of reading every blob."""
-        found: dict[str, set[str]] = {p: set() for p in paths}
-        args = ["-o", "-z", "-a", "-F", "--no-color"] + [a for n in needles for a in ("-e", n)]
-        prefix = self.sha + ":"
-        for i in range(0, len(paths), 1000):
-            specs = [f":(literal){p}" for p in paths[i:i + 1000]]
-            try:
-                out = self.repository.repo.git.grep(*args, self.sha, "--", *specs, strip_newline_in_stdout=False)
-            except GitCommandError as exc:
-                if exc.status != 1:  # 1 means no match
-                    raise
-                continue
-            for record in out.split("\n"):
-                if record:
-                    path, _, text = record.partition("\0")
-                    path = path.removeprefix(prefix)
-                    if path in found:
-                        found[path].add(text)
-        return found
 
     def closest_paths(self, path: str, n: int = 1) -> list[str]:
         """Existing paths most like `path`, for a hint on a missing file.

@@ -150,7 +150,7 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
     specs = [registry()[i] for i in ids]
     for s in specs:  # whole-tree greps: separate git processes, running meanwhile
         for args in getattr(WHOLE.get(s.reduce), "greps", lambda spec: [])(s):
-            ctx.snapshot.start_grep(*args)
+            ctx.snapshot.grep.start(*args)
     if ctx.pool is None or parallel.workers() < 2:
         return
     blob = ctx.blob_ids()

@@ -570,7 +570,7 @@ def _marker_grep(spec) -> tuple[str, bool, bool]:
 def markers(ctx: FactContext, spec, matches) -> Measurement:
     words = spec.params["words"]
     allowed = set(ctx.paths(list(spec.paths)))
-    hits = [h for h in ctx.snapshot.grep_lines(*_marker_grep(spec)) if h[0] in allowed]
+    hits = [h for h in ctx.snapshot.grep.lines(*_marker_grep(spec)) if h[0] in allowed]
     per_word = {w: sum(bool(re.search(rf"\b{re.escape(w)}\b", text)) for _, _, text in hits) for w in words}
     return Measurement(len(hits), {"lines": len(hits), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n, _ in hits))
 
@@ -582,7 +582,7 @@ markers.greps = lambda spec: [_marker_grep(spec)]
 def absent_strings(ctx: FactContext, spec, matches) -> Measurement:
     value, found = {}, []
     for s in spec.params["strings"]:
-        hits = ctx.snapshot.grep_lines(re.escape(s), False, True)
+        hits = ctx.snapshot.grep.lines(re.escape(s), False, True)
         value[s] = len({p for p, _, _ in hits})
         found += [Evidence(p, LineRange(n, n)) for p, n, _ in hits][:50]
     fields = {f"{s}_files": n for s, n in value.items()}
