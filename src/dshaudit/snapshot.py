@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib
 import os
 import re
 import shutil
@@ -202,51 +203,6 @@ class DshRepository:
         return snap
 
 
-class Diff:
-    """What changed between two commits, for the paths asked about: renames
-    (git's rename detection) and each file's hunks, from one `git diff` each."""
-
-    def __init__(self, repository: "DshRepository", old_sha: str, new_sha: str):
-        self.repository = repository
-        self.old_sha, self.new_sha = old_sha, new_sha
-        out = repository.repo.git.diff("--name-status", "-M", "-z", old_sha, new_sha)
-        fields = out.split("\0")
-        self.renames: dict[str, str] = {}
-        self.deleted: set[str] = set()
-        i = 0
-        while i < len(fields) and fields[i]:
-            status = fields[i]
-            if status.startswith(("R", "C")):
-                if status.startswith("R"):
-                    self.renames[fields[i + 1]] = fields[i + 2]
-                i += 3
-            else:
-                if status == "D":
-                    self.deleted.add(fields[i + 1])
-                i += 2
-        self._hunks: dict[tuple[str, str], str] = {}
-
-    def patches(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-        """Unified diffs (-U0) for (old path, new path) pairs, in one git call."""
-        wanted = [p for p in pairs if p not in self._hunks]
-        if wanted:
-            paths = sorted({x for pair in wanted for x in pair})
-            out = self.repository.repo.git.diff(
-                "-U0", "--histogram", "-M", "--no-color", "--no-ext-diff", self.old_sha, self.new_sha, "--", *paths,
-                strip_newline_in_stdout=False,
-            )
-            sections = re.split(r"^diff --git .*$", out, flags=re.M)[1:]
-            found = {}
-            for section in sections:
-                old = re.search(r"^--- (?:a/(.*)|/dev/null)$", section, re.M)
-                new = re.search(r"^\+\+\+ (?:b/(.*)|/dev/null)$", section, re.M)
-                if old and new:
-                    found[(old.group(1), new.group(1))] = section
-            for pair in wanted:
-                self._hunks[pair] = found.get(pair, "")
-        return {p: self._hunks[p] for p in pairs}
-
-
 def _git_reason(exc: GitCommandError) -> str:
     """git's own first `fatal:`/`error:` line, which says what went wrong."""
     text = str(exc.stderr or "").replace("stderr: '", "\n")
@@ -358,3 +314,14 @@ class Snapshot:
             if below:
                 return best(below[:2000])
         return []
+
+
+# Names that moved to modules of their own, still importable from here for the
+# modules that import them from here.
+_MOVED = {"Diff": "diff"}
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        return getattr(importlib.import_module(f".{_MOVED[name]}", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
