@@ -12,7 +12,7 @@ from dshaudit.cache import Cache
 from dshaudit.facts import measure
 from dshaudit.formats.json import fact_dict
 from dshaudit.model import Pin
-from dshaudit.snapshot import DshRepository
+from dshaudit.repository import DshRepository
 
 CLAIMS = (
     "`claim: core.context-builtin-services.count >= 1`\n"

@@ -22,7 +22,7 @@ from fixture_repo import write_config
 
 from dshaudit.facts import measure, registry
 from dshaudit.model import FactStatus, Pin
-from dshaudit.snapshot import DshRepository
+from dshaudit.repository import DshRepository
 from dshaudit.symbols import parse
 
 REGISTRY_TOML = REPO_ROOT / "src" / "dshaudit" / "facts" / "registry.toml"

@@ -141,3 +141,14 @@ def test_unknown_pin_option_is_exit_2(workspace):
     run = run_cli("check", "--pin", "--upload-pack=touch /tmp/x")
     assert run.exit_code == 2
     assert run.stderr.startswith("dshaudit: --pin '--upload-pack=touch /tmp/x': not a pin")
+
+
+def test_names_moved_out_of_snapshot_still_import_from_it():
+    """DshRepository and SHA_RE (repository.py) and Diff (diff.py) left snapshot.py;
+    modules that import them from there get the same objects."""
+    from dshaudit import diff, repository, snapshot
+    from dshaudit.snapshot import SHA_RE, Diff, DshRepository
+
+    assert (DshRepository, SHA_RE, Diff) == (repository.DshRepository, repository.SHA_RE, diff.Diff)
+    with pytest.raises(AttributeError):
+        snapshot.no_such_name  # noqa: B018

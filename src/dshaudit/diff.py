@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .snapshot import DshRepository
+    from .repository import DshRepository
 
 
 class Diff:
