@@ -76,11 +76,12 @@ def registry() -> dict[str, DetectorSpec]:
 def _code_digest() -> str:
     """The code that computes facts: any edit to it invalidates what it cached.
     (Coarser than one function's source, and far cheaper than inspecting it.)
-    symbols.py is in it for `parse` and `language_for`."""
-    here = resources.files(__package__)
+    symbols.py is in it for `parse` and `language_for`; grep.py for the
+    whole-tree searches that the marker and absent-string facts count."""
+    here, top = resources.files(__package__), resources.files("dshaudit")
     return digest(
         *(here.joinpath(name).read_bytes() for name in ("reducers.py", "engine.py", "__init__.py")),
-        resources.files("dshaudit").joinpath("symbols.py").read_bytes(),
+        *(top.joinpath(name).read_bytes() for name in ("symbols.py", "grep.py")),
     )
 
 
