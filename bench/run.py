@@ -97,7 +97,7 @@ def changed_parse_seconds(repo: str) -> tuple[int, float]:
     sys.path.insert(0, str(ROOT / "src"))
     from dshaudit.facts import registry
     from dshaudit.facts.engine import FactContext
-    from dshaudit.snapshot import DshRepository
+    from dshaudit.repository import DshRepository
     from dshaudit.symbols import parse
 
     repository = DshRepository.open(repo, "unused")

@@ -12,7 +12,7 @@ from dshaudit.cache import Cache
 from dshaudit.facts import measure
 
 from dshaudit.model import Pin
-from dshaudit.snapshot import DshRepository
+from dshaudit.repository import DshRepository
 
 CLAIMS = (
     "`claim: core.context-builtin-services.count >= 1`\n"
@@ -180,3 +180,56 @@ def test_fast_glob_shapes_agree_with_the_regex():
                  "package.json", "x/a.ts", "vendor/*/package.json", "packages/*/*/src/**/*.ts"]:
         for p in paths:
             assert bool(glob_predicate(glob)(p)) == bool(glob_regex(glob).match(p)), (glob, p)
+
+
+def test_editing_a_detector_entry_invalidates_its_cached_fact(facts_repo, tmp_path, monkeypatch):
+    """Every field of a registry entry is in the cache key, not only the query:
+    here `paths`, which no per-file work depends on but the fact does."""
+    import dataclasses
+
+    import dshaudit.facts as facts
+
+    repository = DshRepository.open(str(facts_repo.path), "unused")
+    pin = Pin("v1", facts_repo.shas["v1"])
+    snapshot = repository.snapshot(pin.sha)
+    before = measure(snapshot, pin, ["scale.docs"], cache=Cache(tmp_path / "c"))[0]
+    assert before.value == 5
+    specs = dict(facts.registry())
+    specs["scale.docs"] = dataclasses.replace(specs["scale.docs"], paths=("docs/guide/**/*.md",))
+    monkeypatch.setattr(facts, "registry", lambda: specs)
+    after = measure(snapshot, pin, ["scale.docs"], cache=Cache(tmp_path / "c"))[0]
+    assert after.value == 3
+
+
+@pytest.mark.parametrize("field, value", [("exclude_tests", True), ("reduce", "typescript_files"),
+                                          ("definition", "other words"), ("needle", ("x",)), ("params", {"a": 1})])
+def test_every_field_of_a_detector_entry_is_in_its_version(field, value):
+    import dataclasses
+
+    from dshaudit.facts import detector_version, registry
+
+    spec = registry()["scale.docs"]
+    assert detector_version(dataclasses.replace(spec, **{field: value})) != detector_version(spec)
+
+
+def test_another_layout_changes_every_detector_version(monkeypatch):
+    """Which files are tests and which folders packages decide facts too."""
+    import dshaudit.facts as facts
+
+    spec = facts.registry()["session.surface-op-kinds"]
+    before = facts.detector_version(spec)
+    data = facts.registry_toml()
+    changed = {**data, "layout": {**data["layout"], "test_dirs": ["tests"]}}
+    monkeypatch.setattr(facts, "registry_toml", lambda: changed)
+    assert facts.detector_version(spec) != before
+
+
+def test_another_tree_sitter_version_changes_every_detector_version(monkeypatch):
+    import dshaudit.facts as facts
+
+    spec = facts.registry()["core.context-builtin-services"]
+    installed = facts.library_versions()
+    assert "tree-sitter==" in installed and "tree-sitter-typescript==" in installed
+    before = facts.detector_version(spec)
+    monkeypatch.setattr(facts, "library_versions", lambda: installed.replace("tree-sitter==", "tree-sitter==0.0.1+"))
+    assert facts.detector_version(spec) != before

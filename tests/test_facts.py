@@ -22,7 +22,7 @@ from fixture_repo import write_config
 
 from dshaudit.facts import measure, registry
 from dshaudit.model import FactStatus, Pin
-from dshaudit.snapshot import DshRepository
+from dshaudit.repository import DshRepository
 from dshaudit.symbols import parse
 
 REGISTRY_TOML = REPO_ROOT / "src" / "dshaudit" / "facts" / "registry.toml"
@@ -575,6 +575,37 @@ def test_every_detector_has_a_test():
     assert ids == set(registry())
     assert sorted(ids - COVERED) == [], "detectors without a test in tests/test_facts.py"
     assert sorted(COVERED - ids) == [], "tests of detectors that are not in registry.toml"
+
+
+def test_layout_from_the_registry():
+    """Package folders and test files as the [layout] table of registry.toml defines them."""
+    from dshaudit.facts.engine import layout
+
+    where = layout()
+    assert [where.package_of(p) for p in [
+        "packages/core/agent-loop/src/loop.ts", "packages/core/README.md", "vendor/cordis/src/context.ts",
+        "vendor/README.md", "apps/cli/src/main.ts", "python/sdk/x.py", "examples/demo/a.ts", "docs/a.md", "package.json",
+    ]] == [
+        "packages/core/agent-loop", "packages", "vendor/cordis", "vendor", "apps/cli", "python/sdk", "examples/demo",
+        "docs", "package.json",
+    ]
+    tests = ["a/b.spec.ts", "a/b.spec.tsx", "a/b.e2e.ts", "a/b.test.tsx", "a/tests/h.ts", "a/test/h.ts", "a/__tests__/r.tsx"]
+    sources = ["a/b.ts", "a/spec.ts", "a/b.spec.mts", "a/tests.ts", "a/testing/h.ts", "tests", "packages/test-support/f/x.ts"]
+    assert [p for p in tests + sources if where.is_test_path(p)] == tests
+    assert [p for p in tests + sources if where.is_test_support(p)] == ["packages/test-support/f/x.ts"]
+    assert [where.family_of(f) for f in ["packages/core/session", "packages/core", "vendor/cordis", "apps/cli/x"]] == [
+        "core", None, None, None,
+    ]
+
+
+def test_layout_is_data():
+    from dshaudit.facts.engine import Layout
+
+    other = Layout({"package_roots": {"libs": 1}, "test_dirs": ["spec"], "test_file_suffixes": ["_test.ts"], "test_support": []})
+    assert other.package_of("libs/a/src/x.ts") == "libs/a"
+    assert other.package_of("packages/core/agent-loop/src/loop.ts") == "packages"
+    assert other.is_test_path("src/spec/x.ts") and other.is_test_path("src/x_test.ts")
+    assert not other.is_test_path("src/x.spec.ts") and not other.is_test_support("packages/test-support/f/x.ts")
 
 
 def test_measure_only_the_ids_asked_for(facts_repo):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import REPO_ROOT, run_cli, write_findings
 
-from dshaudit import snapshot
+from dshaudit import repository
 
 SHA1 = "1" * 40
 SHA2 = "2" * 40
@@ -27,7 +27,7 @@ def lint_space(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("lint opened a DSH repository")
 
-    monkeypatch.setattr(snapshot.DshRepository, "open", classmethod(refuse))
+    monkeypatch.setattr(repository.DshRepository, "open", classmethod(refuse))
     return tmp_path
 
 

@@ -159,7 +159,7 @@ def test_bisect_names_the_commit_that_moved_a_citation(dsh_repo, tmp_path, monke
     assert first["sha"] == "c11971056098c59f62d588b93012b90445567ba2"
     assert first["subject"].startswith("Merge pull request #2579")
     # Its first parent still holds the line; the commit itself does not.
-    from dshaudit.snapshot import DshRepository
+    from dshaudit.repository import DshRepository
 
     repo = DshRepository.open(str(dsh_repo), "unused")
     def line59(sha):

@@ -15,7 +15,7 @@ from .errors import InputError
 from .findings import load_findings_file
 from .grammar import find_citations
 from .model import Citation, Pin, SourceLocation
-from .snapshot import DshRepository
+from .repository import DshRepository
 
 _FINDINGS_LOCATION_RE = re.compile(r"^(.+\.md):(\d+)(?::(\d+))?$")
 

@@ -73,7 +73,7 @@ class Cache:
     def default(cls) -> "Cache":
         if not _enabled or os.environ.get("DSHAUDIT_NO_CACHE"):
             return cls(None)
-        from .snapshot import user_cache_dir
+        from .repository import user_cache_dir
 
         return cls(user_cache_dir() / f"cache-v{FORMAT}")
 

@@ -17,7 +17,7 @@ from .errors import InputError
 from .findings import FindingsFile, collect_markdown, load_findings_file
 from .model import Citation, LineRange, Pin, SourceLocation, Status
 from .pins import PinResolver
-from .snapshot import DshRepository
+from .repository import DshRepository
 
 
 class LazyRepository:

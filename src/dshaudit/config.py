@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .model import Pin
-from .snapshot import SHA_RE
+from .repository import SHA_RE
 
 CONFIG_NAME = "dshaudit.toml"
 DEFAULT_UPSTREAM = "https://github.com/deepseek-ai/deepseek-harness"

@@ -16,7 +16,7 @@ from typing import Callable
 from .config import Config
 from .errors import InputError
 from .model import Pin
-from .snapshot import SHA_RE, DshRepository
+from .repository import SHA_RE, DshRepository
 
 # What a tag name may look like before it is given to git at all.
 _TAG_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")

@@ -24,7 +24,9 @@ from .findings import FindingsFile
 from .linemap import Hunk, LineMapper, parse_hunks
 from .model import Citation, ClaimVerdict, LineRange, Pin, Status, format_lines
 from .pins import PinResolver
-from .snapshot import Diff, DshRepository, Snapshot
+from .diff import Diff
+from .repository import DshRepository
+from .snapshot import Snapshot
 from .status import DiagnosticStatus, Reach, Severity
 from .verify import FileText, Verifier, squash
 

@@ -1,35 +1,21 @@
-"""DSH at pinned commits, read straight from the git object database.
+"""The tree of one DSH commit, read straight from the git object database.
 
-`DshRepository` finds or makes the clone; `Snapshot` is the tree of one commit.
-Nothing is checked out: blobs come from git through GitPython's persistent
-`git cat-file --batch` process, so several SHAs can be read in one run.
-
-No text from findings or configuration ever reaches git as an option: SHAs are
-validated as 40 hex digits before use, and paths are looked up in trees, not
-passed on command lines.
+Nothing is checked out: paths are looked up in the commit's tree, listed once,
+and blobs come from git by id, so several commits can be read in one run.
+repository.py opens the clone a Snapshot reads from; grep.py searches its text.
 """
 
 from __future__ import annotations
 
 import difflib
-import hashlib
-import os
-import re
-import shutil
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
-import git
-from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
-from gitdb.exc import BadName, BadObject
+from .grep import Grep
 
-from . import ui
-from .errors import InputError, RepoError
-
-SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-# Protocols a clone URL may use; `ext::` and friends can run commands.
-ALLOWED_URL_RE = re.compile(r"^(https://|http://|ssh://|git://|file://|git@[\w.\-]+:)", re.IGNORECASE)
+if TYPE_CHECKING:
+    from .repository import DshRepository
 
 MODE_SYMLINK = 0o120000
 MODE_GITLINK = 0o160000
@@ -44,218 +30,6 @@ class Entry:
     blob_sha: str | None = None
 
 
-def user_cache_dir() -> Path:
-    override = os.environ.get("DSHAUDIT_CACHE_DIR")
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("dshaudit"))
-
-
-def _is_url(spec: str) -> bool:
-    return "://" in spec or spec.startswith("git@") or "::" in spec
-
-
-class DshRepository:
-    """A bare (or ordinary) clone of DSH, opened without relying on its config."""
-
-    def __init__(self, git_dir: Path, origin: str, cached: bool = False):
-        self.git_dir = git_dir
-        self.origin = origin  # how the user named it, for messages
-        self.cached = cached  # our own clone in the cache: we may fetch into it
-        try:
-            self.repo = git.Repo(git_dir)
-        except (InvalidGitRepositoryError, NoSuchPathError):
-            raise RepoError(f"{origin}: not a git repository") from None
-        # A bare mirror whose config lacks `core.bare = true` makes GitPython run
-        # git in the parent folder, where git finds no repository. Naming the git
-        # directory in the environment makes every git call independent of that.
-        self.repo.git.update_environment(GIT_DIR=str(self.repo.git_dir))
-        self._snapshots: dict[str, Snapshot] = {}
-        if self.is_shallow():
-            raise RepoError(
-                f"{origin}: is a shallow clone; citations cannot be checked against partial history "
-                f"(run: git --git-dir={self.repo.git_dir} fetch --unshallow)"
-            )
-
-    # -- opening -----------------------------------------------------------------
-
-    @classmethod
-    def open(cls, spec: str | None, upstream_url: str) -> "DshRepository":
-        """`--repo` value, else $DSH_REPO, else a cached clone of the upstream URL."""
-        spec = spec or os.environ.get("DSH_REPO") or None
-        if spec and not _is_url(spec):
-            path = Path(spec).expanduser()
-            if not path.exists():
-                raise RepoError(f"{spec}: no such DSH clone (set --repo or DSH_REPO to a clone of {upstream_url})")
-            git_dir = path / ".git" if (path / ".git").is_dir() else path
-            return cls(git_dir, spec)
-        return cls.cached_clone(spec or upstream_url)
-
-    @classmethod
-    def cached_clone(cls, url: str) -> "DshRepository":
-        if not ALLOWED_URL_RE.match(url):
-            raise InputError(f"{url}: refusing to clone from this URL (allowed: https, http, ssh, git, file)")
-        digest = hashlib.sha256(url.encode()).hexdigest()[:12]
-        name = re.sub(r"[^\w.-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).removesuffix(".git")
-        target = user_cache_dir() / "repos" / f"{name}-{digest}.git"
-        if not (target / "objects").is_dir():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            ui.note(f"cloning {url} into {target} (first use; later runs reuse it)")
-            # Clone beside the target and rename, so an interrupted clone leaves
-            # only a temporary folder, never a half-made cache entry.
-            tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
-            try:
-                git.Repo.clone_from(url, tmp / "repo.git", bare=True, multi_options=["--no-tags"])
-                git.Repo(tmp / "repo.git").git.fetch("origin", "+refs/tags/*:refs/tags/*")
-                shutil.rmtree(target, ignore_errors=True)
-                os.replace(tmp / "repo.git", target)
-            except GitCommandError as exc:
-                raise RepoError(f"{url}: cannot clone: {_git_reason(exc)}") from None
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-        return cls(target, url, cached=True)
-
-    def fetch_missing(self, sha: str) -> None:
-        """Bring a cached clone up to date when a pin names a commit it lacks."""
-        ui.note(f"fetching {self.origin} for commit {sha}")
-        try:
-            self.repo.git.fetch("origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
-            if not self.has_commit(sha):
-                # Not on a branch or tag (a pull request's commit, say): ask for it by id.
-                self.repo.git.fetch("origin", sha)
-        except GitCommandError as exc:
-            if not self.has_commit(sha):
-                raise RepoError(f"{self.origin}: cannot fetch commit {sha}: {_git_reason(exc)}") from None
-
-    # -- reading -----------------------------------------------------------------
-
-    def resolve_tag(self, name: str) -> str | None:
-        """The commit a tag names, if it is a tag of this clone."""
-        if not re.fullmatch(r"[A-Za-z0-9][\w.\-/]*", name) or ".." in name:
-            return None
-        try:
-            return self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"refs/tags/{name}^{{commit}}")
-        except GitCommandError:
-            return None
-
-    def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]:
-        """Blob contents by id, read through one `git cat-file --batch` process."""
-        import subprocess
-        import threading
-
-        wanted = sorted(set(blob_ids))
-        if not wanted:
-            return {}
-        proc = subprocess.Popen(
-            ["git", f"--git-dir={self.repo.git_dir}", "cat-file", "--batch"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )
-
-        def feed():
-            try:
-                proc.stdin.write("".join(f"{b}\n" for b in wanted).encode())
-            finally:
-                proc.stdin.close()
-
-        writer = threading.Thread(target=feed, daemon=True)
-        writer.start()
-        out: dict[str, bytes] = {}
-        read = proc.stdout
-        for _ in wanted:
-            header = read.readline().split()
-            if len(header) == 2 and header[1] == b"missing":
-                continue
-            oid, size = header[0].decode(), int(header[2])
-            out[oid] = read.read(size)
-            read.read(1)  # the newline after each object
-        writer.join()
-        proc.wait()
-        return out
-
-    def is_shallow(self) -> bool:
-        return (Path(self.repo.git_dir) / "shallow").exists()
-
-    def has_commit(self, sha: str) -> bool:
-        try:
-            return self.repo.commit(sha).type == "commit"
-        except (BadName, BadObject, ValueError, GitCommandError):
-            return False
-
-    def snapshot(self, sha: str, pin_name: str | None = None) -> "Snapshot":
-        if not SHA_RE.match(sha):
-            raise InputError(f"{sha!r}: not a full 40-hex commit SHA")
-        snap = self._snapshots.get(sha)
-        if snap is None:
-            if not self.has_commit(sha) and self.cached:
-                self.fetch_missing(sha)
-            if not self.has_commit(sha):
-                label = f"pin {pin_name} = {sha}" if pin_name else sha
-                raise RepoError(
-                    f"commit {label} is not in the DSH clone at {self.origin}; "
-                    f"get it with: git --git-dir={self.repo.git_dir} fetch origin {sha}"
-                )
-            snap = Snapshot(self, sha)
-            self._snapshots[sha] = snap
-        return snap
-
-
-class Diff:
-    """What changed between two commits, for the paths asked about: renames
-    (git's rename detection) and each file's hunks, from one `git diff` each."""
-
-    def __init__(self, repository: "DshRepository", old_sha: str, new_sha: str):
-        self.repository = repository
-        self.old_sha, self.new_sha = old_sha, new_sha
-        out = repository.repo.git.diff("--name-status", "-M", "-z", old_sha, new_sha)
-        fields = out.split("\0")
-        self.renames: dict[str, str] = {}
-        self.deleted: set[str] = set()
-        i = 0
-        while i < len(fields) and fields[i]:
-            status = fields[i]
-            if status.startswith(("R", "C")):
-                if status.startswith("R"):
-                    self.renames[fields[i + 1]] = fields[i + 2]
-                i += 3
-            else:
-                if status == "D":
-                    self.deleted.add(fields[i + 1])
-                i += 2
-        self._hunks: dict[tuple[str, str], str] = {}
-
-    def patches(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-        """Unified diffs (-U0) for (old path, new path) pairs, in one git call."""
-        wanted = [p for p in pairs if p not in self._hunks]
-        if wanted:
-            paths = sorted({x for pair in wanted for x in pair})
-            out = self.repository.repo.git.diff(
-                "-U0", "--histogram", "-M", "--no-color", "--no-ext-diff", self.old_sha, self.new_sha, "--", *paths,
-                strip_newline_in_stdout=False,
-            )
-            sections = re.split(r"^diff --git .*$", out, flags=re.M)[1:]
-            found = {}
-            for section in sections:
-                old = re.search(r"^--- (?:a/(.*)|/dev/null)$", section, re.M)
-                new = re.search(r"^\+\+\+ (?:b/(.*)|/dev/null)$", section, re.M)
-                if old and new:
-                    found[(old.group(1), new.group(1))] = section
-            for pair in wanted:
-                self._hunks[pair] = found.get(pair, "")
-        return {p: self._hunks[p] for p in pairs}
-
-
-def _git_reason(exc: GitCommandError) -> str:
-    """git's own first `fatal:`/`error:` line, which says what went wrong."""
-    text = str(exc.stderr or "").replace("stderr: '", "\n")
-    for line in text.splitlines():
-        line = line.strip().strip("'")
-        if line.startswith(("fatal:", "error:")):
-            return line
-    return f"git exited with {exc.status}"
-
-
 class Snapshot:
     """The tree of one commit: look up paths, read blobs, list files.
 
@@ -268,8 +42,7 @@ class Snapshot:
         self._index: dict[str, tuple[str, str, str]] | None = None
         self._paths: list[str] | None = None
         self._blob_ids: dict[str, str] | None = None
-        self._greps: dict[tuple, tuple] = {}  # started git grep processes and their output files
-        self._grep_hits: dict[tuple, list] = {}
+        self.grep = Grep(repository.repo, sha)
         self._by_name: dict[str, list[str]] | None = None
         self._by_dir: dict[str, list[str]] = {}
 
@@ -321,67 +94,6 @@ class Snapshot:
             }
         return self._blob_ids
 
-    def start_grep(self, pattern: str, word: bool = False, ignore_case: bool = False) -> None:
-        """Start `git grep` now, its output going to a temporary file, so it runs
-        while other work goes on; grep_lines() collects it."""
-        import subprocess
-
-        key = (pattern, word, ignore_case)
-        if key in self._greps or key in self._grep_hits:
-            return
-        args = ["-n", "-z", "-a", "-E"] + (["-w"] if word else []) + (["-i"] if ignore_case else [])
-        out = tempfile.TemporaryFile()
-        proc = subprocess.Popen(
-            ["git", f"--git-dir={self.repository.repo.git_dir}", "grep", *args, "-e", pattern, self.sha],
-            stdout=out, stderr=subprocess.PIPE,
-        )
-        self._greps[key] = (proc, out)
-
-    def grep_lines(self, pattern: str, word: bool = False, ignore_case: bool = False) -> list[tuple[str, int, str]]:
-        """(path, line, text) for each line matching an extended regex, in every file."""
-        key = (pattern, word, ignore_case)
-        if key in self._grep_hits:
-            return self._grep_hits[key]
-        self.start_grep(pattern, word, ignore_case)
-        proc, out = self._greps.pop(key)
-        err = proc.communicate()[1]
-        if proc.returncode not in (0, 1):  # 1 means no match
-            raise RepoError(f"git grep failed at {self.sha[:12]}: {err.decode(errors='replace').strip()}")
-        out.seek(0)
-        data = out.read().decode("utf-8", "replace")
-        out.close()
-        hits = []
-        prefix = self.sha + ":"
-        for record in data.split("\n"):
-            if not record:
-                continue
-            path, line, text = record.split("\0", 2)
-            hits.append((path.removeprefix(prefix), int(line), text))
-        self._grep_hits[key] = hits
-        return hits
-
-    def grep_needles(self, needles: list[str], paths: list[str]) -> dict[str, set[str]]:
-        """Which of `needles` (fixed strings) occur in each of `paths`: one
-        `git grep -o` per thousand paths, in C, instead of reading every blob."""
-        found: dict[str, set[str]] = {p: set() for p in paths}
-        args = ["-o", "-z", "-a", "-F", "--no-color"] + [a for n in needles for a in ("-e", n)]
-        prefix = self.sha + ":"
-        for i in range(0, len(paths), 1000):
-            specs = [f":(literal){p}" for p in paths[i:i + 1000]]
-            try:
-                out = self.repository.repo.git.grep(*args, self.sha, "--", *specs, strip_newline_in_stdout=False)
-            except GitCommandError as exc:
-                if exc.status != 1:  # 1 means no match
-                    raise
-                continue
-            for record in out.split("\n"):
-                if record:
-                    path, _, text = record.partition("\0")
-                    path = path.removeprefix(prefix)
-                    if path in found:
-                        found[path].add(text)
-        return found
-
     def closest_paths(self, path: str, n: int = 1) -> list[str]:
         """Existing paths most like `path`, for a hint on a missing file.
 
@@ -419,3 +131,7 @@ class Snapshot:
             if below:
                 return best(below[:2000])
         return []
+
+
+# Names that moved to modules of their own, still importable from here for the
+# modules that import them from here.

@@ -17,7 +17,8 @@ from .errors import InputError
 from .findings import FindingsFile
 from .model import Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, Pin, Status, Verdict, format_lines
 from .pins import PinResolver
-from .snapshot import DshRepository, Snapshot
+from .repository import DshRepository
+from .snapshot import Snapshot
 from .status import Reach
 from .symbols import SymbolTable, build_symbol_table
 

@@ -8,17 +8,25 @@ caching each detector's per-file work by blob id.
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
-from importlib import resources
+from importlib import metadata, resources
 
 from .. import ui
 from ..cache import Cache, digest
 from ..model import Fact, FactStatus, Pin
 from ..snapshot import Snapshot
 from . import parallel
-from .engine import ENGINE_VERSION, CannotEvaluate, FactContext, Measurement, all_needles, file_matches
+from .engine import (
+    ENGINE_VERSION,
+    CannotEvaluate,
+    FactContext,
+    Measurement,
+    all_needles,
+    file_matches,
+    registry_toml,
+)
 from .reducers import COMBINE, PER_FILE, WHOLE, evidence
 
 
@@ -40,9 +48,13 @@ class DetectorSpec:
 
 @lru_cache(maxsize=1)
 def registry() -> dict[str, DetectorSpec]:
-    data = tomllib.loads(resources.files(__package__).joinpath("registry.toml").read_text(encoding="utf-8"))
+    data = registry_toml()
     specs = {}
+    known_keys = {f.name for f in fields(DetectorSpec)}
     for entry in data["fact"]:
+        if set(entry) - known_keys:
+            # A key the spec does not carry would change nothing, silently, and escape the cache key.
+            raise RuntimeError(f"registry.toml: {entry.get('id')}: unknown keys {sorted(set(entry) - known_keys)}")
         spec = DetectorSpec(
             id=entry["id"],
             definition=entry["definition"],
@@ -60,25 +72,48 @@ def registry() -> dict[str, DetectorSpec]:
     return specs
 
 
-_VERSIONS: dict[str, str] = {}
-
-
 @lru_cache(maxsize=1)
 def _code_digest() -> str:
     """The code that computes facts: any edit to it invalidates what it cached.
-    (Coarser than one function's source, and far cheaper than inspecting it.)"""
-    here = resources.files(__package__)
-    return digest(*(here.joinpath(name).read_bytes() for name in ("reducers.py", "engine.py", "__init__.py")))
+    (Coarser than one function's source, and far cheaper than inspecting it.)
+    symbols.py is in it for `parse` and `language_for`; grep.py for the
+    whole-tree searches that the marker and absent-string facts count."""
+    here, top = resources.files(__package__), resources.files("dshaudit")
+    return digest(
+        *(here.joinpath(name).read_bytes() for name in ("reducers.py", "engine.py", "__init__.py")),
+        *(top.joinpath(name).read_bytes() for name in ("symbols.py", "grep.py")),
+    )
+
+
+@lru_cache(maxsize=1)
+def library_versions() -> str:
+    """The parser and grammar that build the syntax trees: a new release can
+    parse the same file differently, so it must not reuse what the old one cached."""
+    out = []
+    for name in ("tree-sitter", "tree-sitter-typescript"):
+        try:
+            out.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{name} (version unknown)")
+    return "; ".join(out)
+
+
+@lru_cache(maxsize=None)
+def _query_text(name: str) -> str:
+    return resources.files(__package__).joinpath("queries", name).read_text(encoding="utf-8")
 
 
 def detector_version(spec: DetectorSpec) -> str:
-    """Changes whenever anything that decides a detector's per-file result does."""
-    if spec.id in _VERSIONS:
-        return _VERSIONS[spec.id]
-    query = resources.files(__package__).joinpath("queries", spec.query).read_text() if spec.query else ""
-    source = _code_digest()
-    _VERSIONS[spec.id] = digest(ENGINE_VERSION, spec.id, repr(sorted(spec.params.items())), repr(spec.needle), query, source)
-    return _VERSIONS[spec.id]
+    """Changes whenever anything that decides a detector's results does: every
+    field of its registry entry (paths, exclude_tests, reduce, definition and
+    the rest, not only the query), the `[layout]` table (which files are tests,
+    which folders packages), its query's text, the code, and the versions
+    of tree-sitter and its TypeScript grammar. Not memoised by id: a spec
+    changed under the same id must get a new version."""
+    entry = json.dumps(asdict(spec), sort_keys=True)
+    layout = json.dumps(registry_toml()["layout"], sort_keys=True)
+    query = _query_text(spec.query) if spec.query else ""
+    return digest(ENGINE_VERSION, entry, layout, query, _code_digest(), library_versions())
 
 
 def _partials(spec: DetectorSpec, ctx: FactContext) -> list[tuple[str, dict]]:
@@ -116,7 +151,7 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
     specs = [registry()[i] for i in ids]
     for s in specs:  # whole-tree greps: separate git processes, running meanwhile
         for args in getattr(WHOLE.get(s.reduce), "greps", lambda spec: [])(s):
-            ctx.snapshot.start_grep(*args)
+            ctx.snapshot.grep.start(*args)
     if ctx.pool is None or parallel.workers() < 2:
         return
     blob = ctx.blob_ids()
@@ -129,11 +164,12 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
             for _, key, mask in ctx.pool.map([("needles", p, blob[p]) for p in unknown]):
                 shard.put(key, mask)
     tasks: list[tuple[str, str, str]] = []
+    shards = {}
     for s in specs:
         if s.kind == "whole":
             continue
         paths = ctx.files_with(s.needle, list(s.paths), s.exclude_tests) if s.needle else ctx.paths(list(s.paths), s.exclude_tests)
-        part = ctx.cache.shard("partial", detector_version(s))
+        shards[s.id] = part = ctx.cache.shard("partial", detector_version(s))
         tasks += [(s.id, p, blob[p]) for p in paths if part.get(f"{blob[p]}:{p}") is None]
     if len(tasks) < parallel.MIN_FILES:
         return
@@ -144,7 +180,7 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
     with ui.progress(range(0, len(tasks), parallel.CHUNK), "reading and parsing", minimum=2) as bar:
         for _, results in zip(bar, chunks):
             for spec_id, key, partial in results:
-                ctx.cache.shard("partial", detector_version(registry()[spec_id])).put(key, partial)
+                shards[spec_id].put(key, partial)
 
 
 def per_file_partial(spec: DetectorSpec, path: str, source: bytes, trees=None) -> dict:

@@ -12,6 +12,7 @@ where the literal occurs.
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -23,16 +24,55 @@ from ..model import Evidence, LineRange
 from ..snapshot import Snapshot
 from ..symbols import language_for, parse
 
-TEST_NAME_RE = re.compile(r"\.(spec|e2e|test)\.tsx?$")
-TEST_DIRS = frozenset({"tests", "test", "__tests__"})
+@lru_cache(maxsize=1)
+def registry_toml() -> dict:
+    """registry.toml, parsed once: the detectors (`[[fact]]`) and where things
+    are in the repository they read (`[layout]`)."""
+    return tomllib.loads(resources.files(__package__).joinpath("registry.toml").read_text(encoding="utf-8"))
 
 
-def is_test_path(path: str) -> bool:
-    """A test file by the audit's rule: a `.spec`, `.e2e` or `.test` name, or a
-    `tests`/`test`/`__tests__` folder on the path."""
-    if TEST_NAME_RE.search(path):
-        return True
-    return any(part in TEST_DIRS for part in path.split("/")[:-1])
+class Layout:
+    """What the detectors know of DSH's folders, from the `[layout]` table of
+    registry.toml: which folders are workspace packages and which files are tests."""
+
+    def __init__(self, table: dict):
+        self.package_roots: dict[str, int] = dict(table["package_roots"])
+        self.test_dirs = frozenset(table["test_dirs"])
+        self.test_file_suffixes = tuple(table["test_file_suffixes"])
+        self.test_support = tuple(f"{folder.rstrip('/')}/" for folder in table["test_support"])
+
+    def is_test_path(self, path: str) -> bool:
+        """A test file: its name ends in a test suffix (`.spec.ts`), or a test
+        folder (`tests`, `__tests__`) is on its path."""
+        if path.endswith(self.test_file_suffixes):
+            return True
+        return any(part in self.test_dirs for part in path.split("/")[:-1])
+
+    def is_test_support(self, path: str) -> bool:
+        """Under a folder of test helpers that are not tests by name."""
+        return path.startswith(self.test_support)
+
+    def package_of(self, path: str) -> str:
+        """The workspace package folder a path belongs to (`packages/core/agent-loop`):
+        as many folders below its root folder as the root's depth; else the top folder."""
+        parts = path.split("/")
+        depth = self.package_roots.get(parts[0])
+        if depth is not None and len(parts) > depth + 1:
+            return "/".join(parts[:depth + 1])
+        return parts[0]
+
+    def family_of(self, folder: str) -> str | None:
+        """The family of a package folder under a two-deep root (`core` for
+        `packages/core/agent-loop`); None elsewhere."""
+        parts = folder.split("/")
+        if len(parts) == 3 and self.package_roots.get(parts[0]) == 2:
+            return parts[1]
+        return None
+
+
+@lru_cache(maxsize=1)
+def layout() -> Layout:
+    return Layout(registry_toml()["layout"])
 
 
 _SIMPLE_GLOB_RE = re.compile(r"^(?P<prefix>[^*?{\[]*?)(?:\*\*/\*(?P<ext>\.[\w.]+)|\*\*)?$")
@@ -80,16 +120,6 @@ def glob_regex(glob: str) -> re.Pattern:
     return re.compile("".join(out) + r"\Z")
 
 
-def package_of(path: str) -> str:
-    """The workspace package folder a path belongs to (`packages/core/agent-loop`)."""
-    parts = path.split("/")
-    if parts[0] == "packages" and len(parts) > 3:
-        return "/".join(parts[:3])
-    if parts[0] in ("vendor", "apps", "python", "examples") and len(parts) > 2:
-        return "/".join(parts[:2])
-    return parts[0]
-
-
 class CannotEvaluate(Exception):
     """A detector cannot measure honestly: say where and why."""
 
@@ -119,10 +149,6 @@ def node_lines(node: tree_sitter.Node) -> LineRange:
     return LineRange(node.start_point[0] + 1, node.end_point[0] + 1)
 
 
-def evidence_of(path: str, node: tree_sitter.Node) -> Evidence:
-    return Evidence(path, node_lines(node))
-
-
 @dataclass
 class Measurement:
     value: object
@@ -149,7 +175,6 @@ class FactContext:
         self.cache = cache if cache is not None else Cache(None)
         self.prefilter = prefilter
         self._blobs: dict[str, bytes] = {}
-        self._trees: dict[tuple[str, str], tree_sitter.Tree] = {}
         self._paths: dict[tuple, list[str]] = {}
         self._globs: dict[str, set[str]] = {}
         self._under: dict[str, list[str]] = {}  # literal prefix -> paths starting with it
@@ -168,14 +193,15 @@ class FactContext:
             matched = set()
             for g in globs:
                 matched |= self._glob(g)
+            is_test = layout().is_test_path
             self._paths[key] = [
-                p for p in self.blob_ids() if p in matched and not (exclude_tests and is_test_path(p))
+                p for p in self.blob_ids() if p in matched and not (exclude_tests and is_test(p))
             ]
         return self._paths[key]
 
     def _glob(self, glob: str) -> set[str]:
         if glob not in self._globs:
-            prefix = re.split(r"[*?{\[]", glob, 1)[0]  # the literal start narrows before the regex runs
+            prefix = re.split(r"[*?{\[]", glob, maxsplit=1)[0]  # the literal start narrows before the regex runs
             if prefix not in self._under:
                 self._under[prefix] = [p for p in self.blob_ids() if p.startswith(prefix)]
             match = glob_predicate(glob)
@@ -230,7 +256,7 @@ class FactContext:
             # finds no literal holds none. Where it finds one, a literal may hide
             # another (grep -o reports the leftmost match, and matches can
             # overlap), so those few files are read and every literal looked for.
-            hits = self.snapshot.grep_needles(needles, unknown)
+            hits = self.snapshot.grep.needles(needles, unknown)
             for p in unknown:
                 if not hits[p]:
                     shard.put(ids[p], 0)
@@ -246,11 +272,6 @@ class FactContext:
                 # Keep what a detector will parse; let the rest go.
                 self.forget([p for p in chunk if ids[p] not in had and not (shard.get(ids[p]) & PARSED_NEEDLE_MASK())])
         return [p for p in paths if shard.get(ids[p]) & bit]
-
-    # -- syntax ------------------------------------------------------------------
-
-    def matches(self, query_name: str, path: str, needle: tuple[str, ...] | None) -> list[Match]:
-        return file_matches(query_name, path, self.read(path), needle, self.trees)
 
 
 class TreeCache:

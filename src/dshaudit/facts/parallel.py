@@ -30,7 +30,7 @@ def workers() -> int:
 
 def _init(git_dir: str) -> None:
     global _repository
-    from ..snapshot import DshRepository
+    from ..repository import DshRepository
 
     _repository = DshRepository(__import__("pathlib").Path(git_dir), git_dir)
 

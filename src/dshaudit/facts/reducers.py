@@ -29,9 +29,8 @@ from .engine import (
     Match,
     Measurement,
     glob_regex,
-    is_test_path,
     js_literal,
-    package_of,
+    layout,
     unwrap,
 )
 
@@ -195,7 +194,7 @@ def _(spec, ctx, partials) -> Measurement:
     _require(sites, spec)
     by_package: dict[str, set[str]] = {}
     for kind, (path, _, _) in sites:
-        by_package.setdefault(package_of(path), set()).add(kind)
+        by_package.setdefault(layout().package_of(path), set()).add(kind)
     value = {pkg: sorted(kinds) for pkg, kinds in sorted(by_package.items())}
     fields = {
         "agent_loop": value.get(spec.params["agent_loop"], []),
@@ -254,7 +253,7 @@ def _(spec, ctx, partials) -> Measurement:
     mentions = ctx.files_with(spec.params["mention"], spec.params["mention_paths"], filter_only=False)
     providers, found = {}, []
     for cls, ref, where in _flat(partials, "providers"):
-        package = package_of(where[0])
+        package = layout().package_of(where[0])
         if "explicit" in ref:
             limit, declared = ref["explicit"], "explicit"
         elif ref.get("constant") in constants:
@@ -350,7 +349,7 @@ def _(spec, ctx, partials) -> Measurement:
     producers, found = {}, []
     for s in sites:
         path, line, _ = s["site"]
-        entry = producers.setdefault(package_of(path), {"sites": [], "deduplicates": False, "surface_ops": set()})
+        entry = producers.setdefault(layout().package_of(path), {"sites": [], "deduplicates": False, "surface_ops": set()})
         entry["sites"].append(f"{path}:{line}")
         entry["deduplicates"] |= s["guard"] is not None
         entry["surface_ops"] |= set(s["ops"])
@@ -456,7 +455,7 @@ def workspace_packages(ctx: FactContext, spec, matches) -> Measurement:
         and any(r.match(str(PurePosixPath(p).parent)) for r in include)
         and not any(r.match(str(PurePosixPath(p).parent)) for r in exclude)
     )
-    families = sorted({m.split("/")[1] for m in members if m.startswith("packages/") and m.count("/") == 2})
+    families = sorted({f for m in members if (f := layout().family_of(m))})
     text = ctx.text(path)
     evidence = tuple(Evidence(path, LineRange(n, n)) for g in globs if (n := _line_of(text, g)))
     return Measurement(len(members), {"count": len(members), "members": members, "families": families, "family_count": len(families)}, evidence)
@@ -524,8 +523,9 @@ def sdk_dependencies(ctx: FactContext, spec, matches) -> Measurement:
 @whole
 def typescript_files(ctx: FactContext, spec, matches) -> Measurement:
     files = ctx.paths(spec.paths)
-    test = [p for p in files if is_test_path(p)]
-    support = [p for p in files if p.startswith("packages/test-support/") and not is_test_path(p)]
+    where = layout()
+    test = [p for p in files if where.is_test_path(p)]
+    support = [p for p in files if where.is_test_support(p) and not where.is_test_path(p)]
     fields = {
         "total": len(files),
         "test": len(test),
@@ -570,7 +570,7 @@ def _marker_grep(spec) -> tuple[str, bool, bool]:
 def markers(ctx: FactContext, spec, matches) -> Measurement:
     words = spec.params["words"]
     allowed = set(ctx.paths(list(spec.paths)))
-    hits = [h for h in ctx.snapshot.grep_lines(*_marker_grep(spec)) if h[0] in allowed]
+    hits = [h for h in ctx.snapshot.grep.lines(*_marker_grep(spec)) if h[0] in allowed]
     per_word = {w: sum(bool(re.search(rf"\b{re.escape(w)}\b", text)) for _, _, text in hits) for w in words}
     return Measurement(len(hits), {"lines": len(hits), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n, _ in hits))
 
@@ -582,7 +582,7 @@ markers.greps = lambda spec: [_marker_grep(spec)]
 def absent_strings(ctx: FactContext, spec, matches) -> Measurement:
     value, found = {}, []
     for s in spec.params["strings"]:
-        hits = ctx.snapshot.grep_lines(re.escape(s), False, True)
+        hits = ctx.snapshot.grep.lines(re.escape(s), False, True)
         value[s] = len({p for p, _, _ in hits})
         found += [Evidence(p, LineRange(n, n)) for p, n, _ in hits][:50]
     fields = {f"{s}_files": n for s, n in value.items()}

@@ -1,0 +1,200 @@
+"""Where DSH comes from, and reading it.
+
+`DshRepository.open` finds the clone: a path given with --repo or $DSH_REPO,
+else our own bare clone of the upstream URL in the user cache directory, made
+on first use and fetched into when a pin names a commit it lacks. It hands out
+a `Snapshot` (snapshot.py) per commit.
+
+No text from findings or configuration ever reaches git as an option: SHAs are
+validated as 40 hex digits before use, clone URLs must use a known protocol,
+tag names are checked before git sees them, and paths are looked up in trees
+(snapshot.py), not passed on command lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import git
+from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+from gitdb.exc import BadName, BadObject
+
+from . import ui
+from .errors import InputError, RepoError
+from .snapshot import Snapshot
+
+SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+# Protocols a clone URL may use; `ext::` and friends can run commands.
+ALLOWED_URL_RE = re.compile(r"^(https://|http://|ssh://|git://|file://|git@[\w.\-]+:)", re.IGNORECASE)
+
+
+def user_cache_dir() -> Path:
+    override = os.environ.get("DSHAUDIT_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("dshaudit"))
+
+
+def _is_url(spec: str) -> bool:
+    return "://" in spec or spec.startswith("git@") or "::" in spec
+
+
+class DshRepository:
+    """A bare (or ordinary) clone of DSH, opened without relying on its config."""
+
+    def __init__(self, git_dir: Path, origin: str, cached: bool = False):
+        self.git_dir = git_dir
+        self.origin = origin  # how the user named it, for messages
+        self.cached = cached  # our own clone in the cache: we may fetch into it
+        try:
+            self.repo = git.Repo(git_dir)
+        except (InvalidGitRepositoryError, NoSuchPathError):
+            raise RepoError(f"{origin}: not a git repository") from None
+        # A bare mirror whose config lacks `core.bare = true` makes GitPython run
+        # git in the parent folder, where git finds no repository. Naming the git
+        # directory in the environment makes every git call independent of that.
+        self.repo.git.update_environment(GIT_DIR=str(self.repo.git_dir))
+        self._snapshots: dict[str, Snapshot] = {}
+        if self.is_shallow():
+            raise RepoError(
+                f"{origin}: is a shallow clone; citations cannot be checked against partial history "
+                f"(run: git --git-dir={self.repo.git_dir} fetch --unshallow)"
+            )
+
+    # -- opening -----------------------------------------------------------------
+
+    @classmethod
+    def open(cls, spec: str | None, upstream_url: str) -> "DshRepository":
+        """`--repo` value, else $DSH_REPO, else a cached clone of the upstream URL."""
+        spec = spec or os.environ.get("DSH_REPO") or None
+        if spec and not _is_url(spec):
+            path = Path(spec).expanduser()
+            if not path.exists():
+                raise RepoError(f"{spec}: no such DSH clone (set --repo or DSH_REPO to a clone of {upstream_url})")
+            git_dir = path / ".git" if (path / ".git").is_dir() else path
+            return cls(git_dir, spec)
+        return cls.cached_clone(spec or upstream_url)
+
+    @classmethod
+    def cached_clone(cls, url: str) -> "DshRepository":
+        if not ALLOWED_URL_RE.match(url):
+            raise InputError(f"{url}: refusing to clone from this URL (allowed: https, http, ssh, git, file)")
+        digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+        name = re.sub(r"[^\w.-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).removesuffix(".git")
+        target = user_cache_dir() / "repos" / f"{name}-{digest}.git"
+        if not (target / "objects").is_dir():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            ui.note(f"cloning {url} into {target} (first use; later runs reuse it)")
+            # Clone beside the target and rename, so an interrupted clone leaves
+            # only a temporary folder, never a half-made cache entry.
+            tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
+            try:
+                git.Repo.clone_from(url, tmp / "repo.git", bare=True, multi_options=["--no-tags"])
+                git.Repo(tmp / "repo.git").git.fetch("origin", "+refs/tags/*:refs/tags/*")
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(tmp / "repo.git", target)
+            except GitCommandError as exc:
+                raise RepoError(f"{url}: cannot clone: {_git_reason(exc)}") from None
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        return cls(target, url, cached=True)
+
+    def fetch_missing(self, sha: str) -> None:
+        """Bring a cached clone up to date when a pin names a commit it lacks."""
+        ui.note(f"fetching {self.origin} for commit {sha}")
+        try:
+            self.repo.git.fetch("origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+            if not self.has_commit(sha):
+                # Not on a branch or tag (a pull request's commit, say): ask for it by id.
+                self.repo.git.fetch("origin", sha)
+        except GitCommandError as exc:
+            if not self.has_commit(sha):
+                raise RepoError(f"{self.origin}: cannot fetch commit {sha}: {_git_reason(exc)}") from None
+
+    # -- reading -----------------------------------------------------------------
+
+    def resolve_tag(self, name: str) -> str | None:
+        """The commit a tag names, if it is a tag of this clone."""
+        if not re.fullmatch(r"[A-Za-z0-9][\w.\-/]*", name) or ".." in name:
+            return None
+        try:
+            return self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"refs/tags/{name}^{{commit}}")
+        except GitCommandError:
+            return None
+
+    def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]:
+        """Blob contents by id, read through one `git cat-file --batch` process."""
+        import subprocess
+        import threading
+
+        wanted = sorted(set(blob_ids))
+        if not wanted:
+            return {}
+        proc = subprocess.Popen(
+            ["git", f"--git-dir={self.repo.git_dir}", "cat-file", "--batch"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+
+        def feed():
+            try:
+                proc.stdin.write("".join(f"{b}\n" for b in wanted).encode())
+            finally:
+                proc.stdin.close()
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        out: dict[str, bytes] = {}
+        read = proc.stdout
+        for _ in wanted:
+            header = read.readline().split()
+            if len(header) == 2 and header[1] == b"missing":
+                continue
+            oid, size = header[0].decode(), int(header[2])
+            out[oid] = read.read(size)
+            read.read(1)  # the newline after each object
+        writer.join()
+        proc.wait()
+        return out
+
+    def is_shallow(self) -> bool:
+        return (Path(self.repo.git_dir) / "shallow").exists()
+
+    def has_commit(self, sha: str) -> bool:
+        try:
+            return self.repo.commit(sha).type == "commit"
+        except (BadName, BadObject, ValueError, GitCommandError):
+            return False
+
+    def snapshot(self, sha: str, pin_name: str | None = None) -> Snapshot:
+        if not SHA_RE.match(sha):
+            raise InputError(f"{sha!r}: not a full 40-hex commit SHA")
+        snap = self._snapshots.get(sha)
+        if snap is None:
+            if not self.has_commit(sha) and self.cached:
+                self.fetch_missing(sha)
+            if not self.has_commit(sha):
+                label = f"pin {pin_name} = {sha}" if pin_name else sha
+                raise RepoError(
+                    f"commit {label} is not in the DSH clone at {self.origin}; "
+                    f"get it with: git --git-dir={self.repo.git_dir} fetch origin {sha}"
+                )
+            snap = Snapshot(self, sha)
+            self._snapshots[sha] = snap
+        return snap
+
+
+def _git_reason(exc: GitCommandError) -> str:
+    """git's own first `fatal:`/`error:` line, which says what went wrong."""
+    text = str(exc.stderr or "").replace("stderr: '", "\n")
+    for line in text.splitlines():
+        line = line.strip().strip("'")
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return f"git exited with {exc.status}"
