@@ -190,11 +190,15 @@ def claim_diagnostic(v: ClaimVerdict, web_url: str) -> Diagnostic:
     """A claim's verdict as a diagnostic; the fact's evidence is where it points in DSH.
     A prior audit's claim that the code contradicts is a note: reported, never a failure."""
     c = v.claim
-    places: list[Place] = []
-    if v.fact is not None:
-        pin = v.fact.pin
-        places = [Place(pin, e.path, e.lines, permalink(web_url, pin.sha, e.path, e.lines))
-                  for e in merge_evidence(v.fact.evidence)]
+    fact = v.fact
+
+    def places() -> tuple[Place, ...]:
+        if fact is None:
+            return ()
+        pin = fact.pin
+        return tuple(Place(pin, e.path, e.lines, permalink(web_url, pin.sha, e.path, e.lines))
+                     for e in merge_evidence(fact.evidence)[:MAX_PLACES])
+
     override = Severity.NOTE if c.kind == "prior" and v.status is ClaimStatus.CONTRADICTED else None
     return Diagnostic(
         kind="claim",
@@ -203,8 +207,8 @@ def claim_diagnostic(v: ClaimVerdict, web_url: str) -> Diagnostic:
         message=v.message,
         target=f"{c.kind}: {c.text} @{v.pin.name if v.pin else '?'}",
         pin=v.pin,
-        places=tuple(places[:MAX_PLACES]),
+        places_of=places,
         identity=(c.kind, c.text),
-        payload=v.as_dict(),
+        payload_of=v.as_dict,
         severity_override=override,
     )

@@ -10,7 +10,8 @@ behaviour, so no formatter keeps a table of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from functools import cached_property
+from typing import Any, Callable, Mapping
 from urllib.parse import quote
 
 from .model import LineRange, Pin, SourceLocation
@@ -50,7 +51,8 @@ class Diagnostic:
     `target` is what was checked, as written (`path:lines@pin`, `claim: EXPR @pin`;
     empty for a format problem). `identity` names it within its file without line
     numbers (for fingerprints). `payload` is its JSON object, built by the module
-    that owns the concept; formats place it, they never assemble it."""
+    that owns the concept; formats place it, they never assemble it. Places and
+    payload are computed on first use, so a text run pays for neither."""
 
     kind: str  # "citation", "claim", "problem", "move", "claim_change", ...
     source: SourceLocation
@@ -58,12 +60,23 @@ class Diagnostic:
     message: str
     target: str = ""
     pin: Pin | None = None
-    places: tuple[Place, ...] = ()
+    # The places in DSH it points at, computed only when a format asks (most
+    # runs print text, and a fact's evidence can run to thousands of places).
+    places_of: Callable[[], tuple[Place, ...]] | None = field(default=None, compare=False, repr=False)
     identity: tuple[str, ...] = ()
-    payload: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # Its JSON object, built when the JSON format asks (a claim's lists its whole evidence).
+    payload_of: Callable[[], Mapping[str, Any]] | None = field(default=None, compare=False, repr=False)
     # Where the producer knows better than the status (a prior audit's claim is
     # reported, never enforced): the severity to use instead of the status's own.
     severity_override: Severity | None = None
+
+    @cached_property
+    def payload(self) -> Mapping[str, Any]:
+        return self.payload_of() if self.payload_of is not None else {}
+
+    @cached_property
+    def places(self) -> tuple[Place, ...]:
+        return self.places_of()[:MAX_PLACES] if self.places_of is not None else ()
 
     @property
     def severity(self) -> Severity:

@@ -104,8 +104,8 @@ def problem(file: str, line: int, column: int, code: LintCode, message: str) -> 
         status=code,
         message=message,
         identity=("problem", message),
-        payload={"file": file, "line": line, "column": column, "severity": code.severity.value,
-                 "code": code.value, "message": message},
+        payload_of=lambda: {"file": file, "line": line, "column": column, "severity": code.severity.value,
+                            "code": code.value, "message": message},
     )
 
 

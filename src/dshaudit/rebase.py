@@ -126,7 +126,7 @@ class Move:
             "diff": list(self.diff),
         }
         return Diagnostic("move", c.source, self.status, self.message, target, new_pin,
-                          identity=("move", c.text, *c.anchors), payload=payload)
+                          identity=("move", c.text, *c.anchors), payload_of=lambda: payload)
 
 
 class NoPlace(Exception):
@@ -378,7 +378,7 @@ def claim_change(before: ClaimVerdict, after: ClaimVerdict, new_pin: Pin) -> Dia
                "before": {"status": before.status.value, "measured": was},
                "after": {"status": after.status.value, "measured": now}}
     return Diagnostic("claim_change", c.source, ClaimChange.CHANGED, message, f"{c.kind}: {c.text}", new_pin,
-                      identity=(c.kind, c.text), payload=payload)
+                      identity=(c.kind, c.text), payload_of=lambda: payload)
 
 
 def rebase_outcome(results: list[RebaseResult], new_pin: Pin, changes: list[Diagnostic]) -> Outcome:

@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 
 from typing import Callable
 
-from .diagnostics import MAX_PLACES, Diagnostic, Outcome, Place, Summary, permalink, rules_of
+from .diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
 from .errors import InputError
 from .findings import FindingsFile
 from .model import Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, Pin, Status, Verdict, format_lines
@@ -295,16 +295,20 @@ def _check_claims(files: list[FindingsFile], resolver: PinResolver, repository: 
 # -- diagnostics ---------------------------------------------------------------
 
 
+def citation_places(v: Verdict, web_url: str) -> tuple[Place, ...]:
+    """The cited lines at the pin (the file only, when its lines mean nothing; nothing without a file)."""
+    c, pin = v.citation, v.pin
+    if pin is None or v.status.reach is Reach.NOWHERE:
+        return ()
+    ranges: tuple[LineRange | None, ...] = ()
+    if v.status.reach is Reach.LINES:
+        ranges = v.resolved_lines or c.lines
+    return tuple(Place(pin, c.path, r, permalink(web_url, pin.sha, c.path, r)) for r in ranges or (None,))
+
+
 def citation_diagnostic(v: Verdict, web_url: str) -> Diagnostic:
     c = v.citation
     pin_name = v.pin.name if v.pin else (c.pin_ref or "?")
-    places: list[Place] = []
-    if v.pin is not None and v.status.reach is not Reach.NOWHERE:
-        ranges: tuple[LineRange | None, ...] = ()
-        if v.status.reach is Reach.LINES:
-            ranges = v.resolved_lines or c.lines
-        for r in ranges or (None,):
-            places.append(Place(v.pin, c.path, r, permalink(web_url, v.pin.sha, c.path, r)))
     return Diagnostic(
         kind="citation",
         source=c.source,
@@ -312,9 +316,9 @@ def citation_diagnostic(v: Verdict, web_url: str) -> Diagnostic:
         message=v.message,
         target=f"{c.target_text}@{pin_name}",
         pin=v.pin,
-        places=tuple(places[:MAX_PLACES]),
+        places_of=lambda: citation_places(v, web_url),
         identity=("citation", c.text, *c.anchors),
-        payload=v.as_dict(),
+        payload_of=v.as_dict,
     )
 
 
