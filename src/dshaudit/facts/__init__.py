@@ -97,7 +97,10 @@ def library_versions() -> str:
 
     grammar = Path(tree_sitter_typescript.__file__).resolve().parent
     records = sorted(p.name for p in grammar.parent.glob("tree_sitter_typescript-*.dist-info"))
-    return f"tree-sitter=={getattr(tree_sitter, '__version__', 'unknown')}; tree-sitter-typescript: {records or grammar}"
+    # `tree_sitter_typescript-0.23.2.dist-info`; with no record, where the grammar is stands in for its version.
+    grammar_version = ", ".join(r.removeprefix("tree_sitter_typescript-").removesuffix(".dist-info") for r in records)
+    return (f"tree-sitter=={getattr(tree_sitter, '__version__', 'unknown')}; "
+            f"tree-sitter-typescript=={grammar_version or grammar}")
 
 
 @lru_cache(maxsize=None)
