@@ -1,0 +1,52 @@
+"""Code-like names in prose: what counts as a name, and what is only a word."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dshaudit.names import code_names, is_identifier_like
+
+
+def kinds(text: str) -> list[tuple[str, str]]:
+    return [(n.kind, n.text) for n in code_names(text)]
+
+
+def test_the_kinds_of_names():
+    text = ("core/agent 将 AgentFactory 定义为一个接口，通过 AgentRegistry.setFactory（packages/core/agent/src/index.ts:176-181）"
+            "the @anthropic-ai/claude-agent-sdk@0.3.220 dependency, 'unavailable', “Production dsh does not install”, "
+            "DEFAULT_HOOK_TIMEOUT_MS and persist_session; `ctx.plugin(X)` at https://example.com/a.b")
+    assert kinds(text) == [
+        ("identifier", "AgentFactory"),
+        ("dotted", "AgentRegistry.setFactory"),
+        ("package", "@anthropic-ai/claude-agent-sdk@0.3.220"),
+        ("string", "unavailable"),
+        ("string", "Production dsh does not install"),
+        ("identifier", "DEFAULT_HOOK_TIMEOUT_MS"),
+        ("identifier", "persist_session"),
+        ("code", "ctx.plugin(X)"),
+    ]
+
+
+def test_words_acronyms_product_names_and_files_are_not_names():
+    assert kinds("The Context runs on macOS with OpenAI, MCP and JSONL; see e.g. index.ts and docs/a.md.") == []
+    for word in ("setFactory", "AgentRegistry", "snake_case", "$ctx", "_private", "SCREAMING_CASE"):
+        assert is_identifier_like(word), word
+    for word in ("Context", "macOS", "OpenAI", "MCP", "plain", "A"):
+        assert not is_identifier_like(word), word
+
+
+def test_spans_to_skip_are_not_names():
+    text = "see `claim: x.count == 5` and `quoted: a/b.ts:3` and Foo.bar"
+    assert kinds(text) == [("dotted", "Foo.bar")]
+    assert kinds("AgentRegistry.setFactory") == [("dotted", "AgentRegistry.setFactory")]
+    assert code_names("AgentRegistry.setFactory", skip=[(0, 24)]) == []
+
+
+@given(st.text(max_size=300))
+def test_names_never_overlap_and_point_into_the_text(text):
+    names = code_names(text)
+    for a, b in zip(names, names[1:]):
+        assert a.end <= b.start
+    for n in names:
+        assert 0 <= n.start < n.end <= len(text)
