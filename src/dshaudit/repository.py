@@ -141,17 +141,18 @@ class DshRepository:
             ["git", f"--git-dir={self.repo.git_dir}", "cat-file", "--batch"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
+        write, read = proc.stdin, proc.stdout
+        assert write is not None and read is not None  # both asked for as PIPE above
 
-        def feed():
+        def feed() -> None:
             try:
-                proc.stdin.write("".join(f"{b}\n" for b in wanted).encode())
+                write.write("".join(f"{b}\n" for b in wanted).encode())
             finally:
-                proc.stdin.close()
+                write.close()
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
         out: dict[str, bytes] = {}
-        read = proc.stdout
         for _ in wanted:
             header = read.readline().split()
             if len(header) == 2 and header[1] == b"missing":

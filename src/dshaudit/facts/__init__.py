@@ -9,13 +9,15 @@ caching each detector's per-file work by blob id.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .. import ui
-from ..cache import Cache, digest
+from ..cache import Cache, Shard, digest
 from ..model import Fact, FactStatus, Pin
 from ..snapshot import Snapshot
 from . import parallel
@@ -24,11 +26,15 @@ from .engine import (
     CannotEvaluate,
     FactContext,
     Measurement,
+    TreeCache,
     all_needles,
     file_matches,
     registry_toml,
 )
-from .reducers import COMBINE, PER_FILE, WHOLE, evidence
+from .reducers import COMBINE, GREPS, PER_FILE, WHOLE, Partial, Partials, evidence
+
+if TYPE_CHECKING:
+    from ..repository import DshRepository
 
 
 @dataclass(frozen=True)
@@ -40,7 +46,7 @@ class DetectorSpec:
     query: str | None = None
     needle: tuple[str, ...] | None = None  # any of these literals; files without one are never parsed
     exclude_tests: bool = False
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -121,7 +127,7 @@ def detector_version(spec: DetectorSpec) -> str:
     return digest(ENGINE_VERSION, entry, layout, query, _code_digest(), library_versions())
 
 
-def _partials(spec: DetectorSpec, ctx: FactContext) -> list[tuple[str, dict]]:
+def _partials(spec: DetectorSpec, ctx: FactContext) -> Partials:
     if spec.needle:
         paths = ctx.files_with(spec.needle, list(spec.paths), spec.exclude_tests)
     else:
@@ -155,8 +161,9 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
     across two processes when there is enough of it to pay for them."""
     specs = [registry()[i] for i in ids]
     for s in specs:  # whole-tree greps: separate git processes, running meanwhile
-        for args in getattr(WHOLE.get(s.reduce), "greps", lambda spec: [])(s):
-            ctx.snapshot.grep.start(*args)
+        if s.reduce in GREPS:
+            for args in GREPS[s.reduce](s):
+                ctx.snapshot.grep.start(*args)
     if ctx.pool is None or parallel.workers() < 2:
         return
     blob = ctx.blob_ids()
@@ -169,7 +176,7 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
             for _, key, mask in ctx.pool.map([("needles", p, blob[p]) for p in unknown]):
                 shard.put(key, mask)
     tasks: list[tuple[str, str, str]] = []
-    shards = {}
+    shards: dict[str, Shard] = {}
     for s in specs:
         if s.kind == "whole":
             continue
@@ -188,15 +195,17 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
                 shards[spec_id].put(key, partial)
 
 
-def per_file_partial(spec: DetectorSpec, path: str, source: bytes, trees=None) -> dict:
+def per_file_partial(spec: DetectorSpec, path: str, source: bytes, trees: TreeCache | None = None) -> Partial:
     """A detector's work on one file, as a JSON-able partial (also in worker processes)."""
+    if spec.query is None:  # registry() pairs every per-file reducer with a query
+        raise ValueError(f"{spec.id} runs no query: it has no per-file work")
     try:
         return PER_FILE[spec.reduce](spec, path, file_matches(spec.query, path, source, spec.needle, trees))
     except CannotEvaluate as exc:
         return {"cannot_evaluate": str(exc), "evidence": [[e.path, e.lines.start, e.lines.end] for e in exc.evidence]}
 
 
-def _work(spec: DetectorSpec, ctx: FactContext, shard, ids, files) -> None:
+def _work(spec: DetectorSpec, ctx: FactContext, shard: Shard, ids: dict[str, str], files: Iterable[str]) -> None:
     """Per-file work, here, for the files neither cached nor done by prepare()."""
     files = list(files)
     ctx.load(files)
@@ -239,9 +248,9 @@ def _measure(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
 class FactBook:
     """Facts measured on demand per pin, each at most once per run."""
 
-    def __init__(self, repository_factory, cache: Cache | None = None):
+    def __init__(self, repository_factory: Callable[[], DshRepository], cache: Cache | None = None):
         self._repository_factory = repository_factory
-        self._repository = None
+        self._repository: DshRepository | None = None
         from .. import cache as cache_module
 
         self.cache = cache if cache is not None else cache_module.current()
@@ -284,13 +293,13 @@ class FactBook:
 def measure(snapshot: Snapshot, pin: Pin, ids: list[str] | None = None, cache: Cache | None = None,
             prefilter: bool = True) -> list[Fact]:
     ctx = FactContext(snapshot, cache, prefilter)
-    ctx.pool = parallel.Pool(str(snapshot.repository.repo.git_dir))
+    pool = ctx.pool = parallel.Pool(str(snapshot.repository.repo.git_dir))
     specs = registry()
     try:
         prepare(ctx, [i for i in sorted(ids or specs) if not _cached_fact(specs[i], ctx)])
         facts = [measure_one(specs[i], ctx, pin) for i in sorted(ids or specs)]
     finally:
-        ctx.pool.close()
+        pool.close()
     if cache is not None:
         cache.flush()
     return facts

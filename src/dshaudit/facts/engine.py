@@ -13,19 +13,25 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING, Any, Callable
 
 import tree_sitter
 
-from ..cache import digest
+from ..cache import Cache, Shard, digest
 from ..model import Evidence, LineRange
 from ..snapshot import Snapshot
 from ..symbols import language_for, parse
 
+if TYPE_CHECKING:
+    from .parallel import Pool
+
+
 @lru_cache(maxsize=1)
-def registry_toml() -> dict:
+def registry_toml() -> dict[str, Any]:
     """registry.toml, parsed once: the detectors (`[[fact]]`) and where things
     are in the repository they read (`[layout]`)."""
     return tomllib.loads(resources.files(__package__).joinpath("registry.toml").read_text(encoding="utf-8"))
@@ -35,7 +41,7 @@ class Layout:
     """What the detectors know of DSH's folders, from the `[layout]` table of
     registry.toml: which folders are workspace packages and which files are tests."""
 
-    def __init__(self, table: dict):
+    def __init__(self, table: dict[str, Any]):
         self.package_roots: dict[str, int] = dict(table["package_roots"])
         self.test_dirs = frozenset(table["test_dirs"])
         self.test_file_suffixes = tuple(table["test_file_suffixes"])
@@ -78,8 +84,12 @@ def layout() -> Layout:
 _SIMPLE_GLOB_RE = re.compile(r"^(?P<prefix>[^*?{\[]*?)(?:\*\*/\*(?P<ext>\.[\w.]+)|\*\*)?$")
 
 
+# A test for one path; its answer is used for its truth (a regex's `match` is one).
+PathTest = Callable[[str], object]
+
+
 @lru_cache(maxsize=None)
-def glob_predicate(glob: str):
+def glob_predicate(glob: str) -> PathTest:
     """A test for one path: plain string checks for the common shapes (`a/b.ts`,
     `dir/**`, `dir/**/*.ts`), the regex otherwise. Same answers, far less work."""
     m = _SIMPLE_GLOB_RE.match(glob)
@@ -94,7 +104,7 @@ def glob_predicate(glob: str):
 
 
 @lru_cache(maxsize=None)
-def glob_regex(glob: str) -> re.Pattern:
+def glob_regex(glob: str) -> re.Pattern[str]:
     """`packages/*/*/src/**/*.ts` as a regex: `*` stays in one folder, `**/` spans any."""
     out, i = [], 0
     while i < len(glob):
@@ -127,7 +137,8 @@ class CannotEvaluate(Exception):
         super().__init__(message)
         self.evidence = evidence
 
-    def __reduce__(self):  # crosses from a worker process whole, evidence included
+    def __reduce__(self) -> tuple[type[CannotEvaluate], tuple[str, tuple[Evidence, ...]]]:
+        # crosses from a worker process whole, evidence included
         return (CannotEvaluate, (str(self), self.evidence))
 
 
@@ -138,21 +149,48 @@ class Match:
 
     def text(self, name: str) -> str | None:
         nodes = self.captures.get(name)
-        return nodes[0].text.decode("utf-8", "replace") if nodes else None
+        return node_text(nodes[0]) if nodes else None
 
     def node(self, name: str) -> tree_sitter.Node | None:
         nodes = self.captures.get(name)
         return nodes[0] if nodes else None
+
+    def required(self, name: str) -> tree_sitter.Node:
+        """The node of a capture that every pattern of the query has: its
+        absence means the query and its reducer disagree, a bug here."""
+        node = self.node(name)
+        if node is None:
+            raise LookupError(f"{self.path}: the query captured no @{name}, which its reducer needs")
+        return node
 
 
 def node_lines(node: tree_sitter.Node) -> LineRange:
     return LineRange(node.start_point[0] + 1, node.end_point[0] + 1)
 
 
+def node_text(node: tree_sitter.Node) -> str:
+    """A node's source text. tree-sitter has it whenever the tree was parsed
+    from bytes, as every tree here is (symbols.parse); without it a detector
+    would match against nothing, so that is an error, not an empty string."""
+    text = node.text
+    if text is None:
+        raise RuntimeError(f"a {node.type} node at line {node.start_point[0] + 1} has no source text")
+    return text.decode("utf-8", "replace")
+
+
+def field_node(node: tree_sitter.Node, name: str) -> tree_sitter.Node:
+    """The child in field `name` that the grammar always gives a node of this type
+    (`left` of a binary_expression, `key` of a pair)."""
+    child = node.child_by_field_name(name)
+    if child is None:
+        raise CannotEvaluate(f"a {node.type} at line {node.start_point[0] + 1} has no {name}")
+    return child
+
+
 @dataclass
 class Measurement:
     value: object
-    fields: dict = field(default_factory=dict)
+    fields: dict[str, Any] = field(default_factory=dict)
     evidence: tuple[Evidence, ...] = ()
 
 
@@ -168,17 +206,15 @@ class FactContext:
     detector is cached by blob id (see cache.py), so a blob seen before is
     neither read nor parsed again."""
 
-    def __init__(self, snapshot: Snapshot, cache=None, prefilter: bool = True):
-        from ..cache import Cache
-
+    def __init__(self, snapshot: Snapshot, cache: Cache | None = None, prefilter: bool = True):
         self.snapshot = snapshot
         self.cache = cache if cache is not None else Cache(None)
         self.prefilter = prefilter
         self._blobs: dict[str, bytes] = {}
-        self._paths: dict[tuple, list[str]] = {}
+        self._paths: dict[tuple[tuple[str, ...], bool], list[str]] = {}
         self._globs: dict[str, set[str]] = {}
         self._under: dict[str, list[str]] = {}  # literal prefix -> paths starting with it
-        self.pool = None  # a parallel.Pool, when the caller provides one
+        self.pool: Pool | None = None  # when the caller provides one
         self.trees = TreeCache()
 
     # -- paths and text --------------------------------------------------------
@@ -186,11 +222,11 @@ class FactContext:
     def blob_ids(self) -> dict[str, str]:
         return self.snapshot.blob_ids()
 
-    def paths(self, globs: list[str], exclude_tests: bool = False) -> list[str]:
+    def paths(self, globs: Sequence[str], exclude_tests: bool = False) -> list[str]:
         """Regular files matching any of `globs`, in path order."""
         key = (tuple(globs), exclude_tests)
         if key not in self._paths:
-            matched = set()
+            matched: set[str] = set()
             for g in globs:
                 matched |= self._glob(g)
             is_test = layout().is_test_path
@@ -232,7 +268,7 @@ class FactContext:
     def text(self, path: str) -> str:
         return self.read(path).decode("utf-8", "replace")
 
-    def needle_shard(self):
+    def needle_shard(self) -> Shard:
         return self.cache.shard("needles", digest(NEEDLE_VERSION, *all_needles()))
 
     def files_with(self, needle: str | tuple[str, ...], globs: list[str], exclude_tests: bool = False, *,
@@ -356,7 +392,7 @@ def unwrap(node: tree_sitter.Node) -> tree_sitter.Node:
 def js_literal(node: tree_sitter.Node) -> object:
     """The value of a literal node: number, string, boolean, null; else its source text."""
     node = unwrap(node)
-    text = node.text.decode("utf-8", "replace")
+    text = node_text(node)
     if node.type == "number":
         clean = text.replace("_", "")
         try:
@@ -364,16 +400,15 @@ def js_literal(node: tree_sitter.Node) -> object:
         except ValueError:
             return text
     if node.type == "string":
-        return "".join(c.text.decode("utf-8", "replace") for c in node.named_children if c.type == "string_fragment")
+        return "".join(node_text(c) for c in node.named_children if c.type == "string_fragment")
     if node.type in ("true", "false"):
         return node.type == "true"
     if node.type in ("null", "undefined"):
         return None
     if node.type == "binary_expression":
         # Constant arithmetic such as `10 * 60 * 1000`.
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        op = node.child_by_field_name("operator").text.decode()
-        a, b = js_literal(left), js_literal(right)
+        op = node_text(field_node(node, "operator"))
+        a, b = js_literal(field_node(node, "left")), js_literal(field_node(node, "right"))
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and op in "+-*":
             return {"+": a + b, "-": a - b, "*": a * b}[op]
     return text

@@ -11,14 +11,24 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..repository import DshRepository
 
 WORKERS = 2
 MIN_FILES = 80  # files to parse: below this, starting processes costs more than it saves
 MIN_SCANS = 1500  # files to scan for literals: a scan is cheap, so the bar is higher
 CHUNK = 40
 
-_repository = None
+# A work item: (detector id or "needles", path, blob id).
+Task = tuple[str, str, str]
+# Its result: (detector id or "needles", cache key, partial or needle mask).
+Result = tuple[str, str, object]
+
+_repository: DshRepository | None = None  # this worker's clone, opened by _init
 
 
 def workers() -> int:
@@ -35,14 +45,16 @@ def _init(git_dir: str) -> None:
     _repository = DshRepository(__import__("pathlib").Path(git_dir), git_dir)
 
 
-def _run(items: list[tuple[str, str, str]]) -> list[tuple[str, str, object]]:
+def _run(items: list[Task]) -> list[Result]:
     """Work items (detector id or "needles", path, blob id) -> (shard name, key, result)."""
     from . import needle_mask, per_file_partial, registry
     from .engine import TreeCache
 
+    if _repository is None:
+        raise RuntimeError("_run runs in a worker process, after _init opened the clone")
     blobs = _repository.read_blobs([blob for _, _, blob in items])
     trees = TreeCache(limit=64)  # detectors reading the same file in this chunk share its parse
-    out = []
+    out: list[Result] = []
     for job, path, blob in items:
         if job == "needles":
             out.append(("needles", blob, needle_mask(blobs[blob])))
@@ -58,7 +70,7 @@ class Pool:
         self.git_dir = git_dir
         self._executor: ProcessPoolExecutor | None = None
 
-    def map(self, items: list[tuple[str, str, str]]) -> list[tuple[str, str, object]]:
+    def map(self, items: list[Task]) -> list[Result]:
         return [r for chunk in self.chunks(items) for r in chunk]
 
     def _start(self) -> ProcessPoolExecutor:
@@ -67,7 +79,7 @@ class Pool:
             self._executor = ProcessPoolExecutor(workers(), mp_context=context, initializer=_init, initargs=(self.git_dir,))
         return self._executor
 
-    def chunks(self, items: list[tuple[str, str, str]]):
+    def chunks(self, items: list[Task]) -> Iterator[list[Result]]:
         """Results a chunk at a time, in order, as the workers finish them."""
         return self._start().map(_run, [items[i:i + CHUNK] for i in range(0, len(items), CHUNK)])
 

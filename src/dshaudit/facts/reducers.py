@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import tree_sitter
 import yaml
@@ -28,47 +30,74 @@ from .engine import (
     FactContext,
     Match,
     Measurement,
+    field_node,
     glob_regex,
     js_literal,
     layout,
+    node_text,
     unwrap,
 )
 
-PER_FILE = {}  # name -> per_file(spec, path, matches) for query detectors
-COMBINE = {}  # name -> combine(spec, ctx, partials)
-WHOLE = {}  # name -> whole(ctx, spec)
+if TYPE_CHECKING:
+    from . import DetectorSpec
+
+# What per_file keeps of one file: JSON-able, since it is cached.
+Partial = dict[str, Any]
+# The partials of every file a detector read, as (path, partial) in path order.
+Partials = list[tuple[str, Partial]]
+# A place as partials keep it: [path, first line, last line].
+Place = list[str | int]
+# Arguments of Grep.start and Grep.lines: an extended regex, -w, -i.
+GrepArgs = tuple[str, bool, bool]
+
+PerFile = Callable[["DetectorSpec", str, list[Match]], Partial]
+Combine = Callable[["DetectorSpec", FactContext, Partials], Measurement]
+# Whole-tree detectors take the matches argument of a query detector's
+# signature, always empty: they run no query.
+Whole = Callable[[FactContext, "DetectorSpec", list[Match]], Measurement]
+Greps = Callable[["DetectorSpec"], list[GrepArgs]]
+
+PerFileT = TypeVar("PerFileT", bound=PerFile)
+CombineT = TypeVar("CombineT", bound=Combine)
+WholeT = TypeVar("WholeT", bound=Whole)
+
+PER_FILE: dict[str, PerFile] = {}  # name -> per_file(spec, path, matches) for query detectors
+COMBINE: dict[str, Combine] = {}  # name -> combine(spec, ctx, partials)
+WHOLE: dict[str, Whole] = {}  # name -> whole(ctx, spec, [])
+GREPS: dict[str, Greps] = {}  # name -> the git greps whole detector `name` runs, started early
 
 
-def per_file(name):
-    def register(fn):
+def per_file(name: str) -> Callable[[PerFileT], PerFileT]:
+    def register(fn: PerFileT) -> PerFileT:
         PER_FILE[name] = fn
         return fn
 
     return register
 
 
-def combine(name):
-    def register(fn):
+def combine(name: str) -> Callable[[CombineT], CombineT]:
+    def register(fn: CombineT) -> CombineT:
         COMBINE[name] = fn
         return fn
 
     return register
 
 
-def whole(fn):
+def whole(fn: WholeT) -> WholeT:
     WHOLE[fn.__name__] = fn
     return fn
 
 
-def ev(path: str, node: tree_sitter.Node) -> list:
+def ev(path: str, node: tree_sitter.Node) -> Place:
     return [path, node.start_point[0] + 1, node.end_point[0] + 1]
 
 
-def evidence(items) -> tuple[Evidence, ...]:
+def evidence(items: Iterable[Sequence[Any]]) -> tuple[Evidence, ...]:
+    """Places read back from partials or the cache ([path, first, last]) as Evidence."""
     return tuple(Evidence(p, LineRange(a, b)) for p, a, b in items)
 
 
-def _walk(node: tree_sitter.Node):
+def _walk(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
     stack = [node]
     while stack:
         n = stack.pop()
@@ -81,12 +110,12 @@ def _line_of(text: str, needle: str, start: int = 0) -> int | None:
     return None if i < 0 else text.count("\n", 0, i) + 1
 
 
-def _require(items, spec) -> None:
+def _require(items: Collection[object], spec: DetectorSpec) -> None:
     if not items:
         raise CannotEvaluate(f"nothing matched in {', '.join(spec.paths)}: the code this fact reads is not there")
 
 
-def _flat(partials, key: str) -> list:
+def _flat(partials: Partials, key: str) -> list[Any]:
     return [item for _, partial in partials for item in partial.get(key, [])]
 
 
@@ -94,13 +123,13 @@ def _flat(partials, key: str) -> list:
 
 
 @per_file("captured_names")
-def _(spec, path, matches: list[Match]) -> dict:
+def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
     capture, node = spec.params["capture"], spec.params.get("node", spec.params["capture"])
-    return {"names": [[m.text(capture), ev(path, m.node(node))] for m in matches]}
+    return {"names": [[node_text(m.required(capture)), ev(path, m.required(node))] for m in matches]}
 
 
 @combine("captured_names")
-def _(spec, ctx, partials) -> Measurement:
+def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
     found = _flat(partials, "names")
     _require(found, spec)
     names = [n for n, _ in found]
@@ -108,13 +137,13 @@ def _(spec, ctx, partials) -> Measurement:
 
 
 @per_file("single_literal")
-def _(spec, path, matches: list[Match]) -> dict:
+def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
     key = spec.params["key"]
-    return {"values": [[js_literal(m.node("value")), ev(path, m.node("value"))] for m in matches if m.text("key") == key]}
+    return {"values": [[js_literal(m.required("value")), ev(path, m.required("value"))] for m in matches if m.text("key") == key]}
 
 
 @combine("single_literal")
-def _(spec, ctx, partials) -> Measurement:
+def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
     key = spec.params["key"]
     sites = _flat(partials, "values")
     _require(sites, spec)
@@ -124,7 +153,7 @@ def _(spec, ctx, partials) -> Measurement:
     if len(distinct) != 1:
         raise CannotEvaluate(f"{key} is given {len(distinct)} different values: {', '.join(distinct)}", found)
     value = values[0]
-    fields = {"sites": len(sites)}
+    fields: dict[str, int | float] = {"sites": len(sites)}
     if spec.params.get("minutes") and isinstance(value, (int, float)):
         fields["minutes"] = value / 60_000
     return Measurement(value, fields, found)
@@ -134,24 +163,25 @@ def _(spec, ctx, partials) -> Measurement:
 
 
 @per_file("static_loader_plugins")
-def _(spec, path, matches: list[Match]) -> dict:
-    imported, used = {}, []
+def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
+    imported: dict[str, Place] = {}
+    used: list[list[Any]] = []
     for m in matches:
-        if m.node("plugin") is not None:
-            imported[m.text("plugin")] = ev(path, m.node("import"))
+        if (plugin := m.node("plugin")) is not None:
+            imported[node_text(plugin)] = ev(path, m.required("import"))
     for m in matches:
-        names = set()
-        if m.node("mounted") is not None:
-            names.add(m.text("mounted"))
-        if m.node("mounted_expr") is not None:
-            names |= {n.text.decode() for n in _walk(m.node("mounted_expr")) if n.type == "identifier"}
+        names: set[str] = set()
+        if (mounted := m.node("mounted")) is not None:
+            names.add(node_text(mounted))
+        if (mounted_expr := m.node("mounted_expr")) is not None:
+            names |= {node_text(n) for n in _walk(mounted_expr) if n.type == "identifier"}
         for name in sorted(names):
-            used.append([name, ev(path, m.node("mount"))])
+            used.append([name, ev(path, m.required("mount"))])
     return {"imported": imported, "used": used}
 
 
 @combine("static_loader_plugins")
-def _(spec, ctx, partials) -> Measurement:
+def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
     imported: dict[str, list] = {}
     for _, partial in partials:
         imported.update(partial["imported"])
@@ -176,20 +206,20 @@ def _surface_kind(node: tree_sitter.Node) -> str:
         return str(js_literal(node))
     if node.type == "object":
         for pair in node.named_children:
-            if pair.type == "pair" and pair.child_by_field_name("key").text.decode() in ("op", "'op'"):
-                inner = unwrap(pair.child_by_field_name("value"))
+            if pair.type == "pair" and node_text(field_node(pair, "key")) in ("op", "'op'"):
+                inner = unwrap(field_node(pair, "value"))
                 if inner.type == "string":
                     return str(js_literal(inner))
     return "computed"
 
 
 @per_file("surface_op_kinds")
-def _(spec, path, matches: list[Match]) -> dict:
-    return {"sites": [[_surface_kind(m.node("value")), ev(path, m.node("pair"))] for m in matches]}
+def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
+    return {"sites": [[_surface_kind(m.required("value")), ev(path, m.required("pair"))] for m in matches]}
 
 
 @combine("surface_op_kinds")
-def _(spec, ctx, partials) -> Measurement:
+def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
     sites = _flat(partials, "sites")
     _require(sites, spec)
     by_package: dict[str, set[str]] = {}
@@ -207,8 +237,8 @@ def _(spec, ctx, partials) -> Measurement:
 
 def _depth_limit_of(obj: tree_sitter.Node) -> bool | None:
     for pair in obj.named_children:
-        if pair.type == "pair" and pair.child_by_field_name("key").text.decode() == "depthLimit":
-            value = js_literal(pair.child_by_field_name("value"))
+        if pair.type == "pair" and node_text(field_node(pair, "key")) == "depthLimit":
+            value = js_literal(field_node(pair, "value"))
             return value if isinstance(value, bool) else None
     return None
 
@@ -227,31 +257,34 @@ def _object_in(node: tree_sitter.Node) -> tree_sitter.Node | None:
 
 
 @per_file("depth_limit")
-def _(spec, path, matches: list[Match]) -> dict:
-    constants, providers = [], []
+def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
+    constants: list[list[Any]] = []
+    providers: list[list[Any]] = []
     for m in matches:
-        if m.node("constant") is not None:
-            obj = _object_in(m.node("constant_value"))
-            constants.append([m.text("constant"), _depth_limit_of(obj) if obj is not None else None,
-                              ev(path, m.node("constant_declaration"))])
-        elif m.node("provider") is not None:
-            value = unwrap(m.node("value"))
+        if (constant := m.node("constant")) is not None:
+            obj = _object_in(m.required("constant_value"))
+            constants.append([node_text(constant), _depth_limit_of(obj) if obj is not None else None,
+                              ev(path, m.required("constant_declaration"))])
+        elif (provider := m.node("provider")) is not None:
+            value = unwrap(m.required("value"))
             obj = _object_in(value)
+            ref: dict[str, bool | str | Place | None]
             if obj is not None:
                 ref = {"explicit": _depth_limit_of(obj)}
             elif value.type == "identifier":
-                ref = {"constant": value.text.decode()}
+                ref = {"constant": node_text(value)}
             else:
                 ref = {"computed": ev(path, value)}
-            providers.append([m.text("provider"), ref, ev(path, m.node("declaration"))])
+            providers.append([node_text(provider), ref, ev(path, m.required("declaration"))])
     return {"constants": constants, "providers": providers}
 
 
 @combine("depth_limit")
-def _(spec, ctx, partials) -> Measurement:
+def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
     constants = {name: (limit, where) for name, limit, where in _flat(partials, "constants")}
     mentions = ctx.files_with(spec.params["mention"], spec.params["mention_paths"], filter_only=False)
-    providers, found = {}, []
+    providers: dict[str, dict[str, Any]] = {}
+    found: list[Any] = []
     for cls, ref, where in _flat(partials, "providers"):
         package = layout().package_of(where[0])
         if "explicit" in ref:
@@ -301,9 +334,10 @@ _LITERALS = frozenset({"string", "number", "true", "false", "null", "undefined",
 
 
 def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    while node is not None and node.type not in _FUNCTIONS:
-        node = node.parent
-    return node
+    current: tree_sitter.Node | None = node
+    while current is not None and current.type not in _FUNCTIONS:
+        current = current.parent
+    return current
 
 
 def _deduplicates(fn: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -318,35 +352,37 @@ def _deduplicates(fn: tree_sitter.Node) -> tree_sitter.Node | None:
                 and consequence.named_children[0].type == "return_statement")
         ):
             continue
-        for cmp in _walk(node.child_by_field_name("condition")):
-            if cmp.type == "binary_expression" and cmp.child_by_field_name("operator").type == "===":
-                left, right = cmp.child_by_field_name("left"), cmp.child_by_field_name("right")
+        for cmp in _walk(field_node(node, "condition")):
+            if cmp.type == "binary_expression" and field_node(cmp, "operator").type == "===":
+                left, right = field_node(cmp, "left"), field_node(cmp, "right")
                 if left.type not in _LITERALS and right.type not in _LITERALS:
                     return node
     return None
 
 
 @per_file("snapshot_producers")
-def _(spec, path, matches: list[Match]) -> dict:
+def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
     sites = []
     for m in matches:
-        fn = _enclosing_function(m.node("pair"))
-        scope = fn if fn is not None else m.node("pair")
-        guard = _deduplicates(scope) if fn is not None else None
+        pair = m.required("pair")
+        fn = _enclosing_function(pair)
+        scope = fn if fn is not None else pair
+        guard = _deduplicates(fn) if fn is not None else None
         ops = sorted({
-            _surface_kind(p.child_by_field_name("value"))
+            _surface_kind(field_node(p, "value"))
             for p in _walk(scope)
-            if p.type == "pair" and p.child_by_field_name("key").text.decode() == "surfaceOp"
+            if p.type == "pair" and node_text(field_node(p, "key")) == "surfaceOp"
         })
-        sites.append({"site": ev(path, m.node("pair")), "guard": ev(path, guard) if guard is not None else None, "ops": ops})
+        sites.append({"site": ev(path, pair), "guard": ev(path, guard) if guard is not None else None, "ops": ops})
     return {"sites": sites}
 
 
 @combine("snapshot_producers")
-def _(spec, ctx, partials) -> Measurement:
+def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
     sites = _flat(partials, "sites")
     _require(sites, spec)
-    producers, found = {}, []
+    producers: dict[str, dict[str, Any]] = {}
+    found: list[Any] = []
     for s in sites:
         path, line, _ = s["site"]
         entry = producers.setdefault(layout().package_of(path), {"sites": [], "deduplicates": False, "surface_ops": set()})
@@ -372,28 +408,28 @@ def _(spec, ctx, partials) -> Measurement:
 
 
 @per_file("retired_header_fields")
-def _(spec, path, matches: list[Match]) -> dict:
+def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
     guards = []
     for m in matches:
-        found = set()
-        for call in _walk(m.node("condition")):
+        found: set[str] = set()
+        for call in _walk(m.required("condition")):
             if call.type != "call_expression":
                 continue
             fn = call.child_by_field_name("function")
-            if fn is None or fn.text.decode().replace(" ", "") != "Object.hasOwn":
+            if fn is None or node_text(fn).replace(" ", "") != "Object.hasOwn":
                 continue
             if call.parent is not None and call.parent.type == "unary_expression" and call.parent.child(0).type == "!":
                 continue  # `!Object.hasOwn(x, 'f')` throws when f is missing: a required field, not a retired one
-            args = call.child_by_field_name("arguments").named_children
+            args = field_node(call, "arguments").named_children
             if len(args) == 2 and args[1].type == "string":
                 found.add(str(js_literal(args[1])))
         if found:
-            guards.append([sorted(found), ev(path, m.node("guard"))])
+            guards.append([sorted(found), ev(path, m.required("guard"))])
     return {"guards": guards}
 
 
 @combine("retired_header_fields")
-def _(spec, ctx, partials) -> Measurement:
+def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
     guards = _flat(partials, "guards")
     if not guards:
         raise CannotEvaluate(f"no throwing `Object.hasOwn` guard in {', '.join(spec.paths)}")
@@ -402,16 +438,16 @@ def _(spec, ctx, partials) -> Measurement:
 
 
 @per_file("approval_fallback")
-def _(spec, path, matches: list[Match]) -> dict:
+def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
     out = []
     for m in matches:
-        for s in (n for n in _walk(m.node("fallback")) if n.type == "string"):
-            out.append([str(js_literal(s)), ev(path, m.node("site"))])
+        for s in (n for n in _walk(m.required("fallback")) if n.type == "string"):
+            out.append([str(js_literal(s)), ev(path, m.required("site"))])
     return {"outcomes": out}
 
 
 @combine("approval_fallback")
-def _(spec, ctx, partials) -> Measurement:
+def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
     found = _flat(partials, "outcomes")
     if not found:
         raise CannotEvaluate(f"no fallback outcome found in {', '.join(spec.paths)}")
@@ -423,7 +459,7 @@ def _(spec, ctx, partials) -> Measurement:
 # -- manifests -----------------------------------------------------------------
 
 
-def _json(ctx: FactContext, path: str) -> dict:
+def _json(ctx: FactContext, path: str) -> dict[str, Any]:
     try:
         data = json.loads(ctx.text(path))
     except json.JSONDecodeError as exc:
@@ -439,7 +475,7 @@ def _key_evidence(ctx: FactContext, path: str, key: str) -> Evidence:
 
 
 @whole
-def workspace_packages(ctx: FactContext, spec, matches) -> Measurement:
+def workspace_packages(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
     path = spec.paths[0]
     try:
         config = yaml.safe_load(ctx.text(path)) or {}
@@ -462,7 +498,7 @@ def workspace_packages(ctx: FactContext, spec, matches) -> Measurement:
 
 
 @whole
-def root_dependencies(ctx: FactContext, spec, matches) -> Measurement:
+def root_dependencies(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
     data = _json(ctx, "package.json")
     prod, dev = data.get("dependencies") or {}, data.get("devDependencies") or {}
     evidence = tuple(_key_evidence(ctx, "package.json", k) for k in ("dependencies", "devDependencies") if k in data)
@@ -474,7 +510,7 @@ def root_dependencies(ctx: FactContext, spec, matches) -> Measurement:
 
 
 @whole
-def vendored_packages(ctx: FactContext, spec, matches) -> Measurement:
+def vendored_packages(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
     manifests = ctx.paths(spec.paths)
     names = sorted(str(_json(ctx, p).get("name", PurePosixPath(p).parent.name)) for p in manifests)
     evidence = tuple(_key_evidence(ctx, p, "name") for p in manifests)
@@ -482,9 +518,9 @@ def vendored_packages(ctx: FactContext, spec, matches) -> Measurement:
 
 
 @whole
-def patches(ctx: FactContext, spec, matches) -> Measurement:
+def patches(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
     files = ctx.paths(spec.paths)
-    declared = {}
+    declared: dict[str, Any] = {}
     root = _json(ctx, "package.json")
     for source in ((root.get("pnpm") or {}).get("patchedDependencies"), root.get("patchedDependencies")):
         declared.update(source or {})
@@ -497,8 +533,10 @@ def patches(ctx: FactContext, spec, matches) -> Measurement:
 
 
 @whole
-def sdk_dependencies(ctx: FactContext, spec, matches) -> Measurement:
-    value, fields, evidence = {}, {}, []
+def sdk_dependencies(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
+    value: dict[str, dict[str, str]] = {}
+    fields: dict[str, str | bool] = {}
+    evidence: list[Evidence] = []
     for label, (path, dep) in sorted(spec.params.items()):
         data = _json(ctx, path)
         for section in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):
@@ -509,7 +547,8 @@ def sdk_dependencies(ctx: FactContext, spec, matches) -> Measurement:
                 fields[f"{label}_section"] = section
                 fields[f"{label}_runtime"] = section == "dependencies"
                 text = ctx.text(path)
-                line = _line_of(text, f'"{dep}"', text.find(f'"{section}"'))
+                # The key as written; JSON may spell it otherwise (escapes), as in _key_evidence.
+                line = _line_of(text, f'"{dep}"', text.find(f'"{section}"')) or 1
                 evidence.append(Evidence(path, LineRange(line, line)))
                 break
         else:
@@ -521,7 +560,7 @@ def sdk_dependencies(ctx: FactContext, spec, matches) -> Measurement:
 
 
 @whole
-def typescript_files(ctx: FactContext, spec, matches) -> Measurement:
+def typescript_files(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
     files = ctx.paths(spec.paths)
     where = layout()
     test = [p for p in files if where.is_test_path(p)]
@@ -537,7 +576,7 @@ def typescript_files(ctx: FactContext, spec, matches) -> Measurement:
 
 
 @whole
-def test_files(ctx: FactContext, spec, matches) -> Measurement:
+def test_files(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
     files = ctx.paths(spec.paths)
     vitest = re.compile(r"(^|/)vitest[^/]*\.config\.ts$")
     fields = {
@@ -551,7 +590,7 @@ def test_files(ctx: FactContext, spec, matches) -> Measurement:
 
 
 @whole
-def docs_by_language(ctx: FactContext, spec, matches) -> Measurement:
+def docs_by_language(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
     files = ctx.paths(spec.paths)
     chinese = sum(p.endswith(".zh.md") for p in files)
     fields = {"total": len(files), "chinese": chinese, "english": len(files) - chinese}
@@ -562,12 +601,12 @@ def docs_by_language(ctx: FactContext, spec, matches) -> Measurement:
 # in C faster than Python reads the changed ones, and the fact is cached per commit.
 
 
-def _marker_grep(spec) -> tuple[str, bool, bool]:
+def _marker_grep(spec: DetectorSpec) -> GrepArgs:
     return "|".join(map(re.escape, spec.params["words"])), True, False
 
 
 @whole
-def markers(ctx: FactContext, spec, matches) -> Measurement:
+def markers(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
     words = spec.params["words"]
     allowed = set(ctx.paths(list(spec.paths)))
     hits = [h for h in ctx.snapshot.grep.lines(*_marker_grep(spec)) if h[0] in allowed]
@@ -575,12 +614,13 @@ def markers(ctx: FactContext, spec, matches) -> Measurement:
     return Measurement(len(hits), {"lines": len(hits), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n, _ in hits))
 
 
-markers.greps = lambda spec: [_marker_grep(spec)]
+GREPS["markers"] = lambda spec: [_marker_grep(spec)]
 
 
 @whole
-def absent_strings(ctx: FactContext, spec, matches) -> Measurement:
-    value, found = {}, []
+def absent_strings(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
+    value: dict[str, int] = {}
+    found: list[Evidence] = []
     for s in spec.params["strings"]:
         hits = ctx.snapshot.grep.lines(re.escape(s), False, True)
         value[s] = len({p for p, _, _ in hits})
@@ -590,4 +630,4 @@ def absent_strings(ctx: FactContext, spec, matches) -> Measurement:
     return Measurement(value, fields, tuple(found))
 
 
-absent_strings.greps = lambda spec: [(re.escape(s), False, True) for s in spec.params["strings"]]
+GREPS["absent_strings"] = lambda spec: [(re.escape(s), False, True) for s in spec.params["strings"]]
