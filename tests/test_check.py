@@ -133,7 +133,8 @@ def test_json_is_deterministic_and_sorted(workspace):
     doc = json.loads(first)
     assert [c["source"]["file"] for c in doc["citations"]] == ["findings/a.md", "findings/a.md", "findings/b.md"]
     assert {k: doc["summary"][k] for k in ("total", "ok", "failed")} == {"total": 3, "ok": 2, "failed": 1}
-    assert set(doc["citations"][0]) == {"source", "target", "anchor", "status", "message"}
+    assert set(doc["citations"][0]) == {"source", "target", "anchor", "form", "quoted", "resolved", "status", "message"}
+    assert doc["citations"][0]["form"] == "canonical"
     assert set(doc["citations"][0]["target"]) >= {"pin", "sha", "path", "lines"}
 
 

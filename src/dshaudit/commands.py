@@ -48,7 +48,8 @@ class Session:
         return cls(config, repository, PinResolver(config, repository))
 
     def findings(self, paths: tuple[Path, ...]) -> list[FindingsFile]:
-        return [load_findings_file(p) for p in collect_markdown(list(self.default_paths(paths)))]
+        web = self.config.web_url
+        return [load_findings_file(p, web) for p in collect_markdown(list(self.default_paths(paths)))]
 
     def default_paths(self, paths: tuple[Path, ...]) -> tuple[Path, ...]:
         if paths:

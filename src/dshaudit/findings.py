@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,8 +20,9 @@ import yaml
 from markdown_it import MarkdownIt
 
 from .errors import InputError
+from .claims import CLAIM_SPAN_RE, claims_in_text
 from .grammar import RawCitation, find_citations
-from .claims import claims_in_text
+from .inference import Inferred, infer
 from .model import Citation, Claim, SourceLocation
 
 MAX_FINDINGS_BYTES = 20 * 1024 * 1024
@@ -131,13 +133,22 @@ def claims_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> lis
     return [c for a, b in chunks for c in claims_in_text("\n".join(lines[a:b]), a, display_path)]
 
 
-def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> list[Citation]:
+def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web_url: str | None = None) -> list[Citation]:
+    """Every citation of a Markdown file's prose (and the headers of its fenced
+    blocks), with what the text around each says it holds (inference.py)."""
     lines = text.split("\n")
     chunks, fences = prose_chunks(text, skip_lines)
-    out: list[Citation] = []
+    headings = [i for i, ln in enumerate(lines) if i >= skip_lines and _HEADING_RE.match(ln)]
+    pending: list[tuple[RawCitation, int, int, tuple[str, ...], Inferred, str | None]] = []
 
-    def add(raw: RawCitation, line_index: int, column: int, extra_anchors: tuple[str, ...] = ()) -> None:
-        out.append(
+    def add(raw: RawCitation, line_index: int, column: int, extra_anchors: tuple[str, ...] = (),
+            inferred: Inferred = Inferred(), context_dir: str | None = None) -> None:
+        pending.append((raw, line_index, column, extra_anchors, inferred, context_dir))
+
+    def build(raw: RawCitation, line_index: int, column: int, extra_anchors: tuple[str, ...],
+              inferred: Inferred, context_dir: str | None, nearby: tuple[str, ...]) -> Citation:
+        anchored = bool(raw.anchors or extra_anchors or raw.symbol)
+        return (
             Citation(
                 path=raw.path,
                 lines=raw.lines,
@@ -147,6 +158,13 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> 
                 source=SourceLocation(display_path, line_index + 1, column + 1),
                 text=raw.text,
                 problem=raw.problem,
+                form=raw.form,
+                expected_code=raw.expected_code,
+                inferred=() if anchored else inferred.names,
+                block=() if anchored else inferred.block,
+                quoted=raw.marked_quoted,
+                context_dir=context_dir,
+                nearby=nearby,
             )
         )
 
@@ -155,9 +173,17 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> 
         starts = [0]
         for ln in lines[a:b - 1]:
             starts.append(starts[-1] + len(ln) + 1)
-        for raw in find_citations(chunk):
+        raws = find_citations(chunk, web_url)
+        skip = [(r.start, max(r.end, r.anchors_end)) for r in raws]
+        skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
+        # Only a citation without an anchor of its own needs one inferred.
+        bare = [r for r in raws if not (r.anchors or r.symbol)]
+        everything = [(r.start, max(r.end, r.anchors_end)) for r in raws]
+        inferred = dict(zip((id(r) for r in bare), infer(chunk, [(r.start, r.end) for r in bare], skip, everything)))
+        for i, raw in enumerate(raws):
             li, col = _offset_to_line_col(starts, raw.start)
-            add(raw, a + li, col)
+            add(raw, a + li, col, inferred=inferred.get(id(raw), Inferred()),
+                context_dir=_context_dir(chunk, raws[i - 1], raw) if i else None)
 
     # A fenced block whose first line is a comment naming a citation:
     # the block's other non-blank lines are anchors for it.
@@ -168,14 +194,38 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> 
         m = _FENCE_HEADER_RE.match(header)
         if not m:
             continue
-        found = find_citations(header[m.end():])
+        found = find_citations(header[m.end():], web_url)
         if not found or found[0].start != 0:
             continue
         close = b - 1 if b - 1 > a + 1 and lines[b - 1].strip().startswith(("```", "~~~")) else b
         body = tuple(ln.strip() for ln in lines[a + 2:close] if ln.strip())
         add(found[0], a + 1, m.end(), body)
-    out.sort(key=lambda c: (c.source.line, c.source.column))
+    pending.sort(key=lambda p: (p[1], p[2]))
+    # The folders each section's citations name: an abbreviated path is read among them first.
+    folders: dict[int, set[str]] = {}
+    sections = [bisect_right(headings, p[1]) for p in pending]
+    for p, section in zip(pending, sections):
+        if "/" in p[0].path:
+            folders.setdefault(section, set()).add(p[0].path.rsplit("/", 1)[0])
+    out = []
+    for p, section in zip(pending, sections):
+        near = folders.get(section, set())
+        own = p[0].path.rsplit("/", 1)[0]
+        out.append(build(*p, tuple(sorted(near - {own})) if len(near) > 1 or own not in near else ()))
     return out
+
+
+_HEADING_RE = re.compile(r"^ {0,3}#{1,6}\s")
+# `packages/x/src/index.ts and src/other.ts`: the second path may be relative to the first's package.
+_JOINED_RE = re.compile(r"^[\s`]*(?:,|and|与|和|及|、|&)[\s`]*$")
+
+
+def _context_dir(chunk: str, before: RawCitation, raw: RawCitation) -> str | None:
+    if "/" not in before.path or raw.path.startswith(before.path.split("/", 1)[0] + "/"):
+        return None
+    if not _JOINED_RE.match(chunk[max(before.end, before.anchors_end):raw.start]):
+        return None
+    return before.path.rsplit("/", 1)[0]
 
 
 def display_path(path: Path) -> str:
@@ -187,7 +237,8 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def load_findings_file(path: Path) -> FindingsFile:
+def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
+    """A findings file, parsed; with `web_url` (DSH's web address), permalinks into it are citations."""
     shown = display_path(path)
     try:
         if path.is_symlink() and not path.resolve().is_relative_to(Path.cwd().resolve()):
@@ -211,7 +262,7 @@ def load_findings_file(path: Path) -> FindingsFile:
     return FindingsFile(
         path=shown,
         front_matter=front,
-        citations=tuple(citations_in_markdown(text, shown, skip)),
+        citations=tuple(citations_in_markdown(text, shown, skip, web_url)),
         pin=pin,
         claims=tuple(claims_in_markdown(text, shown, skip)),
         digest=hashlib.sha256(data).hexdigest(),

@@ -1,8 +1,17 @@
 """The citation grammar: `PATH[:LINES][#SYMBOL][@PIN]`, optionally followed by
-content anchors (`→ `text`` or `-> `a` + `b``).
+content anchors (`→ `text`` or `-> `a` + `b``), and the forms people write
+citations in when they do not write for dshaudit:
 
-This module only knows text. Which parts of a Markdown file are scanned is
-decided in `findings.py`; here a chunk of text goes in and citations, with
+- `permalink`: `<web>/blob/<ref>/path#L10-L20` (`#L10`, `?plain=1`, `/raw/`),
+  the URL's ref being the citation's pin;
+- `line-phrase`: `path (line 12)`, `path (lines 10–20)`, `path, lines 10-20`,
+  `path L10-L20`, `path（第 170–190 行）`, `path（第 35–78、240–345 行）`;
+- `symbol`: `path:Name`, `path:Class.member`;
+- `quoted-code`: `` `path` (`text`) `` or `` `path`（`text`） ``: text expected in the file.
+
+Every citation keeps the form it was written in (`canonical` for dshaudit's
+own). This module only knows text. Which parts of a Markdown file are scanned
+is decided in `findings.py`; here a chunk of text goes in and citations, with
 their offsets, come out.
 """
 
@@ -58,6 +67,10 @@ class RawCitation:
     anchors: tuple[str, ...]
     start: int  # offset of the citation in the scanned text
     end: int  # offset just after the citation (anchors not included)
+    form: str = "canonical"  # how it was written: canonical, permalink, line-phrase, symbol, quoted-code
+    expected_code: tuple[str, ...] = ()  # quoted-code: the text expected in the file
+    marked_quoted: bool = False  # written as `quoted: CITATION`
+    anchors_end: int = -1  # offset just after its anchors (after the citation when it has none)
 
 
 def _extension(path: str) -> str:
@@ -107,11 +120,13 @@ def _code_content(raw: str) -> str:
     return raw.replace("\n", " ")
 
 
-def _anchors_after(text: str, pos: int) -> tuple[str, ...]:
+def _anchors_after(text: str, pos: int) -> tuple[tuple[str, ...], int]:
+    """The anchors after `pos`, and where they end (`pos` when there are none)."""
     m = _ARROW_RE.match(text, pos)
     if not m:
-        return ()
+        return (), pos
     anchors = []
+    end = pos
     pos = m.end()
     while True:
         span = _CODE_SPAN_RE.match(text, pos)
@@ -120,48 +135,138 @@ def _anchors_after(text: str, pos: int) -> tuple[str, ...]:
         content = _code_content(span.group(2))
         if content.strip():
             anchors.append(content.strip())
-        pos = span.end()
+        pos = end = span.end()
         plus = _PLUS_RE.match(text, pos)
         if not plus or not _CODE_SPAN_RE.match(text, plus.end()):
             break
         pos = plus.end()
-    return tuple(anchors)
+    return tuple(anchors), end
 
 
-def find_citations(text: str) -> list[RawCitation]:
-    """Every citation in a chunk of Markdown text, in order of appearance."""
+# A line phrase after a path (and the backtick closing its code span, if any).
+_PARTS = r"\d+(?:[ \t]*[-–—~～][ \t]*L?\d+)?(?:[ \t]*[,，、][ \t]*\d+(?:[ \t]*[-–—~～][ \t]*L?\d+)?)*"
+_LINE_PHRASE_RE = re.compile(
+    rf"""`?(?:
+        [ \t]*[(（][ \t]*(?:lines?|L)[ \t]*(?P<p1>{_PARTS})[ \t]*[)）]     # (line 12), (lines 10-20), (L12)
+      | [ \t]*[(（][ \t]*第[ \t]*(?P<p2>{_PARTS})[ \t]*行[ \t]*[)）]     # （第 170–190 行）
+      | ,[ \t]*lines?[ \t]+(?P<p3>{_PARTS})                                # , lines 10-20
+      | [ \t]+L(?P<p4>\d+(?:[-–]L?\d+)?)(?![\w-])                        #  L10-L20
+    )""",
+    re.VERBOSE,
+)
+# `path:Name` or `path:Class.member`, for source files.
+_SYMBOL_COLON_RE = re.compile(r":(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?![\w$(/.:-])")
+# `` `path` (`text`) `` or `` `path`（`text`） ``: text expected in the file.
+_QUOTED_CODE_RE = re.compile(r"`[ \t]*[(（][ \t]*(?P<tick>`+)(?P<code>.+?)(?P=tick)[ \t]*[)）]")
+_PERMALINKS: dict[str, re.Pattern[str]] = {}
+
+
+def _permalink_re(web_url: str) -> re.Pattern[str]:
+    if web_url not in _PERMALINKS:
+        _PERMALINKS[web_url] = re.compile(
+            re.escape(web_url.rstrip("/"))
+            + r"/(?:blob|raw)/(?P<ref>[A-Za-z0-9][\w.\-]*)/(?P<path>[^\s#?()\[\]<>\"'`]+)"
+            + r"(?:\?plain=1)?(?:#L(?P<a>\d+)(?:-L(?P<b>\d+))?)?"
+        )
+    return _PERMALINKS[web_url]
+
+
+def _normalise_parts(spec: str) -> str:
+    """`35–78、240–345` or `10 - L20` as the canonical `35-78,240-345`."""
+    spec = re.sub(r"[ \t]*[,，、][ \t]*", ",", spec)
+    return re.sub(r"[ \t]*[-–—~～][ \t]*L?", "-", spec)
+
+
+def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
+    """Every citation in a chunk of Markdown text, in order of appearance.
+    With `web_url` (DSH's web address), permalinks into it are citations too."""
     spans = code_spans(text)
     span_starts = [s[1] for s in spans]  # content starts, sorted: bisect finds the enclosing span
-    found = []
+    found: list[RawCitation] = []
+    urls: list[tuple[int, int]] = []
+    if web_url:
+        for m in _permalink_re(web_url).finditer(text):
+            urls.append((m.start(), m.end()))
+            if not m.group("a"):
+                continue  # a link to a whole file: not a citation of lines
+            lines_spec = m.group("a") + (f"-{m.group('b')}" if m.group("b") else "")
+            lines, problem = parse_lines(lines_spec)
+            path = m.group("path")
+            anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()))
+            found.append(RawCitation(m.group(0), path, lines, problem, None, m.group("ref"), anchors,
+                                     m.start(), m.end(), "permalink", anchors_end=anchors_end))
     for m in CITATION_RE.finditer(text):
+        if any(a <= m.start() < b for a, b in urls):
+            continue
         path, lines_spec, symbol, pin = m.group("path", "lines", "symbol", "pin")
         if symbol and _extension(path) not in SYMBOL_EXTENSIONS:
             if not lines_spec:
                 continue  # a Markdown link to a heading
             symbol = None
-        if not lines_spec and not symbol:
-            continue
         if not looks_like_path(path):
             continue
+        end, form = m.end(), "canonical"
+        quoted: tuple[str, ...] = ()
+        if not lines_spec and not symbol:
+            wild = _wild_form(text, m.end(), path)
+            if wild is None:
+                continue
+            form, lines_spec, symbol, quoted, end = wild
         lines, problem = parse_lines(lines_spec) if lines_spec else ((), None)
-        # Anchors follow the citation, or the code span that holds it.
-        after = m.end()
-        k = bisect_right(span_starts, m.start()) - 1
-        if k >= 0:
-            _, c_start, c_end, s_end = spans[k]
-            if c_start <= m.start() and m.end() <= c_end and text[m.end():c_end].strip() == "":
-                after = s_end
+        anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), end))
         found.append(
             RawCitation(
-                text=m.group(0),
+                text=text[m.start():end] if form == "symbol" else m.group(0),
                 path=path,
                 lines=lines,
                 problem=problem,
                 symbol=symbol,
                 pin=pin,
-                anchors=_anchors_after(text, after),
+                anchors=anchors,
                 start=m.start(),
-                end=m.end(),
+                end=end,
+                form=form,
+                expected_code=quoted,
+                marked_quoted=_marked_quoted(text, spans, span_starts, m.start()),
+                anchors_end=anchors_end,
             )
         )
+    found.sort(key=lambda c: c.start)
     return found
+
+
+def _marked_quoted(text: str, spans: list[tuple[int, int, int, int]], span_starts: list[int], start: int) -> bool:
+    """Whether the code span holding the citation reads `quoted: CITATION`."""
+    k = bisect_right(span_starts, start) - 1
+    if k < 0:
+        return False
+    _, c_start, c_end, _ = spans[k]
+    return c_start <= start < c_end and re.fullmatch(r"\s*quoted:\s*", text[c_start:start]) is not None
+
+
+def _after_span(text: str, spans: list[tuple[int, int, int, int]], span_starts: list[int], start: int, end: int) -> int:
+    """Where anchors may begin: after the citation, or after the code span that holds only it."""
+    k = bisect_right(span_starts, start) - 1
+    if k >= 0:
+        _, c_start, c_end, s_end = spans[k]
+        if c_start <= start and end <= c_end and text[end:c_end].strip() == "":
+            return s_end
+    return end
+
+
+def _wild_form(text: str, pos: int, path: str) -> tuple[str, str | None, str | None, tuple[str, ...], int] | None:
+    """A path with no `:LINES` or `#Symbol`: what follows it may still make it a
+    citation. (form, lines, symbol, quoted text, end of the citation) or None."""
+    if _extension(path) in SYMBOL_EXTENSIONS:
+        m = _SYMBOL_COLON_RE.match(text, pos)
+        if m:
+            return "symbol", None, m.group("symbol"), (), m.end()
+    m = _LINE_PHRASE_RE.match(text, pos)
+    if m:
+        spec = next(g for g in m.group("p1", "p2", "p3", "p4") if g)
+        return "line-phrase", _normalise_parts(spec), None, (), pos
+    m = _QUOTED_CODE_RE.match(text, pos)
+    # `path` (`another/path:12` → ...) is a citation in brackets, not code quoted from the file.
+    if m and m.group("code").strip() and not CITATION_RE.search(m.group("code")):
+        return "quoted-code", None, None, (m.group("code").strip(),), pos
+    return None

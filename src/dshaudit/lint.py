@@ -181,7 +181,7 @@ def _citation_problems(f: FindingsFile, resolver: PinResolver) -> list[Diagnosti
             found.append(problem(*where, LintCode.INVALID_CITATION, f"`{c.text}`: {bad_path}"))
         if c.pin_ref and resolver.resolve(c.pin_ref) is None:
             found.append(problem(*where, LintCode.UNKNOWN_PIN, f"`{c.text}`: {resolver.unknown(c.pin_ref)}"))
-        if not found and not c.has_anchor:
+        if not found and not c.has_anchor and not c.quoted:
             found.append(problem(
                 *where, LintCode.UNANCHORED,
                 f"`{c.text}` has no anchor: only its path and line range are checked; "
@@ -256,7 +256,7 @@ def _lint_one(path: Path, resolver: PinResolver, known: set[str],
               seen: dict[tuple[object, ...], SourceLocation]) -> tuple[str, list[Diagnostic]]:
     shown = display_path(path)
     try:
-        f = load_findings_file(path)
+        f = load_findings_file(path, resolver.config.web_url)
     except InputError as exc:
         code = LintCode.MALFORMED_FRONT_MATTER if isinstance(exc, FrontMatterError) else LintCode.UNREADABLE
         return shown, [problem(exc.file or shown, exc.line or 1, 1, code, exc.what)]

@@ -58,6 +58,13 @@ class Citation:
     source: SourceLocation
     text: str  # the citation exactly as written (without its anchors)
     problem: str | None = None  # why the citation is malformed (`path:0`, `path:5-3`), if it is
+    form: str = "canonical"  # how it was written (grammar.py lists the forms)
+    expected_code: tuple[str, ...] = ()  # quoted-code form: text the file must hold
+    inferred: tuple[str, ...] = ()  # candidate anchors from the sentence around it (inference.py)
+    block: tuple[str, ...] = ()  # lines of a block the citation heads, for an unanchored citation
+    quoted: bool = False  # `quoted: path:12`: another document's citation, reported, never enforced
+    nearby: tuple[str, ...] = ()  # folders other citations of its section name, to pick among abbreviations
+    context_dir: str | None = None  # `a/b/src/x.ts and src/y.ts`: the folder a bare relative path may be in
 
     @property
     def has_anchor(self) -> bool:
@@ -83,6 +90,7 @@ class Pin:
     name: str
     sha: str
     named: bool = True
+    branch: bool = False  # a branch's head when it was resolved: holds today, moves tomorrow
 
     @property
     def ref(self) -> str:
@@ -152,6 +160,22 @@ class Status(DiagnosticStatus):
         "The cited lines now hold other code. The message says where the anchor text is now, if it is "
         "anywhere in the file; fix the line numbers (`dshaudit rebase` does it) or the anchor.",
     )
+    AMBIGUOUS_PATH = (
+        "ambiguous_path", E, "The cited path could name several files.",
+        "It is not a path of the tree as written, and several tracked files end with it. The message lists "
+        "them; write the path in full.",
+        Reach.NOWHERE,
+    )
+    SUSPECT = (
+        "suspect", Severity.WARNING, "The cited lines do not hold what the text around the citation names.",
+        "The citation has no anchor, so the names in its sentence (or the block it heads) stand in for one: "
+        "none of them is on the cited lines, and one is elsewhere in the file. The message says where; fix the "
+        "lines, and add an anchor (`dshaudit anchor` proposes one).",
+    )
+    UNPINNED = (
+        "unpinned", Severity.WARNING, "The citation names a branch, not a commit.",
+        "It holds at the branch's head today, but a branch moves. Cite a commit (a full SHA, a tag or a pin).",
+    )
 
 
 @dataclass(frozen=True)
@@ -162,6 +186,13 @@ class Verdict:
     message: str
     # Where the verdict looked: the symbol's span when one resolved, else the cited lines.
     resolved_lines: tuple[LineRange, ...] = field(default=())
+    # The tree path the citation was read at (an abbreviated path resolved); None: as written, or not found.
+    resolved_path: str | None = None
+
+    @property
+    def path(self) -> str:
+        """The path in DSH the verdict is about."""
+        return self.resolved_path or self.citation.path
 
     @property
     def ok(self) -> bool:
@@ -180,6 +211,10 @@ class Verdict:
                 "symbol": c.symbol,
             },
             "anchor": anchor,
+            "form": c.form,
+            "quoted": c.quoted,
+            "resolved": {"path": self.path, "pin": self.pin.name, "sha": self.pin.sha}
+            if self.pin is not None and self.status.reach is not Reach.NOWHERE else None,
             "status": self.status.value,
             "message": self.message,
         }
@@ -340,7 +375,7 @@ class CheckSummary:
 
     files: int
     citations: int
-    citations_failed: int
+    citations_failed: int  # errors: they fail the check
     claims: int  # `claim:` and `prior:` together
     claims_failed: int
     claim_statuses: dict[str, int]  # every ClaimStatus value, zero included, in declaration order
@@ -349,10 +384,12 @@ class CheckSummary:
     prior_claims: int
     prior_confirmed: int
     prior_contradicted: int
+    citations_warned: int = 0  # warnings (suspect, unpinned): they fail only under --strict
+    citations_quoted: int = 0  # other documents' citations that do not hold: reported, never failing
 
     @property
     def citations_ok(self) -> int:
-        return self.citations - self.citations_failed
+        return self.citations - self.citations_failed - self.citations_warned - self.citations_quoted
 
     @property
     def failed(self) -> int:
@@ -363,12 +400,24 @@ class CheckSummary:
             "total": self.citations,
             "ok": self.citations_ok,
             "failed": self.citations_failed,
+            **({"warnings": self.citations_warned} if self.citations_warned else {}),
+            **({"quoted": self.citations_quoted} if self.citations_quoted else {}),
             "claims": {"total": self.claims, "failed": self.claims_failed, **self.claim_statuses},
         }
 
     @property
+    def citations_line(self) -> str:
+        """`763 in 10 files: 760 ok, 3 quoted (do not hold; reported only), 0 failed`."""
+        parts = [f"{self.citations_ok} ok"]
+        if self.citations_warned:
+            parts.append(f"{self.citations_warned} warnings")
+        if self.citations_quoted:
+            parts.append(f"{self.citations_quoted} quoted (do not hold; reported only)")
+        return f"{self.citations} in {self.files} files: {', '.join(parts)}, {self.citations_failed} failed"
+
+    @property
     def line(self) -> str:
-        line = f"{self.citations} citations in {self.files} files: {self.citations_ok} ok, {self.citations_failed} failed"
+        line = f"{self.citations} citations" + self.citations_line.removeprefix(str(self.citations))
         if self.claims:
             parts = ", ".join(f"{n} {status}" for status, n in sorted(self.claim_statuses.items()) if n)
             line += f"; {self.claims} claims: {parts}; {self.claims_failed} failed"
@@ -382,7 +431,16 @@ class CheckResult:
 
     @property
     def failed(self) -> tuple[Verdict, ...]:
-        return tuple(v for v in self.verdicts if not v.ok)
+        """Citations that fail the check: an error, in a citation of this document's own."""
+        return tuple(v for v in self.verdicts if v.status.severity is Severity.ERROR and not v.citation.quoted)
+
+    @property
+    def warned(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.status.severity is Severity.WARNING and not v.citation.quoted)
+
+    @property
+    def quoted(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.citation.quoted and not v.ok)
 
     @property
     def failed_claims(self) -> tuple[ClaimVerdict, ...]:
@@ -399,6 +457,8 @@ class CheckResult:
             files=len(files),
             citations=len(self.verdicts),
             citations_failed=len(self.failed),
+            citations_warned=len(self.warned),
+            citations_quoted=len(self.quoted),
             claims=len(self.claims),
             claims_failed=len(self.failed_claims),
             claim_statuses={s.value: sum(1 for c in self.claims if c.status is s) for s in ClaimStatus},

@@ -51,6 +51,24 @@ class PinResolver:
             self._tags[ref] = configured or (Pin(ref, sha, named=False) if sha else None)
         return self._tags[ref]
 
+    def resolve_link(self, ref: str) -> Pin | None:
+        """The commit a permalink's ref names: a pin, a tag, a full or abbreviated
+        SHA, or a branch (flagged as one: it holds today, it moves tomorrow)."""
+        pin = self.resolve(ref)
+        if pin is not None or self._repository is None:
+            return pin
+        key = "link:" + ref
+        if key not in self._tags:
+            repository = self._repository()
+            sha = repository.resolve_abbreviated(ref)
+            if sha is not None:
+                self._tags[key] = next((p for p in self.config.pins.values() if p.sha == sha), None) \
+                    or Pin(ref, sha, named=False)
+            else:
+                branch = repository.resolve_branch(ref)
+                self._tags[key] = Pin(ref, branch, named=False, branch=True) if branch else None
+        return self._tags[key]
+
     def require(self, ref: str | None, option: str = "--pin") -> Pin:
         """The pin `ref` names (the config's default_pin when None), or an
         InputError naming the option it came from and why it names no pin."""

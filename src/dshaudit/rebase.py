@@ -158,7 +158,8 @@ class Rebaser:
         self.diff = Diff(opened, old_pin.sha, new_pin.sha)
 
     def _holds_at(self, c: Citation, pin: Pin) -> bool:
-        return self.verifier.verify(c, pin, pin.name).status is Status.OK
+        """The full check passes (a warning such as `suspect` is carried as it is, never made worse)."""
+        return self.verifier.verify(c, pin, pin.name).status.severity is not Severity.ERROR
 
     def _new_path(self, path: str) -> str | None:
         return path if self.new.entry(path) else self.diff.renames.get(path)
@@ -222,7 +223,7 @@ class Rebaser:
             if c.symbol and not self._holds_at(moved, self.new_pin):
                 moved = self._follow_symbol(c, moved) or moved
         verdict = self.verifier.verify(moved, self.new_pin, self.new_pin.name)
-        if verdict.status is not Status.OK:
+        if verdict.status.severity is Severity.ERROR:
             return Move(c, MoveStatus.LOST, f"no place at {self.new_pin.name} holds it: {verdict.message}", new_path)
         return moved
 

@@ -28,6 +28,7 @@ from . import ui
 from .errors import InputError, RepoError
 from .snapshot import Snapshot
 
+_REF_NAME_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 # Protocols a clone URL may use; `ext::` and friends can run commands.
 ALLOWED_URL_RE = re.compile(r"^(https://|http://|ssh://|git://|file://|git@[\w.\-]+:)", re.IGNORECASE)
@@ -122,12 +123,24 @@ class DshRepository:
 
     def resolve_tag(self, name: str) -> str | None:
         """The commit a tag names, if it is a tag of this clone."""
-        if not re.fullmatch(r"[A-Za-z0-9][\w.\-/]*", name) or ".." in name:
+        return self._rev(f"refs/tags/{name}") if _REF_NAME_RE.fullmatch(name) and ".." not in name else None
+
+    def resolve_branch(self, name: str) -> str | None:
+        """The commit a branch of this clone (or of its origin) points at now."""
+        if not _REF_NAME_RE.fullmatch(name) or ".." in name:
             return None
+        return self._rev(f"refs/heads/{name}") or self._rev(f"refs/remotes/origin/{name}")
+
+    def resolve_abbreviated(self, prefix: str) -> str | None:
+        """The one commit whose SHA starts with `prefix` (7 to 39 hex digits), if exactly one does."""
+        return self._rev(prefix) if re.fullmatch(r"[0-9a-f]{7,39}", prefix) else None
+
+    def _rev(self, ref: str) -> str | None:
         try:
-            return self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"refs/tags/{name}^{{commit}}")
+            sha = self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
         except GitCommandError:
             return None
+        return sha if SHA_RE.match(sha or "") else None
 
     def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]:
         """Blob contents by id, read through one `git cat-file --batch` process."""

@@ -42,6 +42,7 @@ class Snapshot:
         self._index: dict[str, tuple[str, str, str]] | None = None
         self._paths: list[str] | None = None
         self._blob_ids: dict[str, str] | None = None
+        self._by_basename: dict[str, list[str]] | None = None
         self.grep = Grep(repository.repo, sha)
         self._by_name: dict[str, list[str]] | None = None
         self._by_dir: dict[str, list[str]] = {}
@@ -84,6 +85,18 @@ class Snapshot:
         if self._paths is None:
             self._paths = sorted(p for p, (_, kind, _) in self.index().items() if kind != "tree")
         return self._paths
+
+    def paths_ending_with(self, tail: str) -> list[str]:
+        """Files whose path ends with `tail` at a folder boundary (`agent/src/index.ts`
+        finds `packages/core/agent/src/index.ts`), sorted; by file name first, so
+        each lookup reads only the files of that name."""
+        if self._by_basename is None:
+            by_name: dict[str, list[str]] = {}
+            for p in self.paths():
+                by_name.setdefault(p.rsplit("/", 1)[-1], []).append(p)
+            self._by_basename = by_name
+        tail = tail.strip("/")
+        return [p for p in self._by_basename.get(tail.rsplit("/", 1)[-1], []) if p == tail or p.endswith("/" + tail)]
 
     def blob_ids(self) -> dict[str, str]:
         """Regular files (no symlinks, no submodules) and their blob ids, by path, sorted."""

@@ -3,7 +3,9 @@
 `Context` is a class, `Context.constructor` its constructor,
 `AgentRegistry.setFactory` a method, `reg.setFactory` a property of an object
 literal bound to `const reg`. Overloads and merged declarations share a name,
-so a name maps to a list of spans.
+so a name maps to a list of spans. A span starts at the declaration's leading
+comments (its JSDoc, or `//` lines right above it): a citation of a `@param`
+line belongs to the method it documents.
 """
 
 from __future__ import annotations
@@ -41,6 +43,18 @@ DECLARATIONS = frozenset(
     }
 )
 _WRAPPERS = frozenset({"export_statement", "ambient_declaration"})
+_DECLARATION_LISTS = frozenset({"lexical_declaration", "variable_declaration"})
+
+
+def _doc_comment_start(node: tree_sitter.Node) -> int:
+    """The 0-based row where a declaration begins, its leading comments included:
+    the comments right above it (a JSDoc block, or `//` lines), with no blank line between."""
+    row = node.start_point[0]
+    prev = node.prev_sibling
+    while prev is not None and prev.type == "comment" and prev.end_point[0] >= row - 1:
+        row = prev.start_point[0]
+        prev = prev.prev_sibling
+    return row
 
 
 @lru_cache(maxsize=None)
@@ -109,11 +123,14 @@ def build_symbol_table(path: str, source: bytes) -> SymbolTable:
             name = _name_of(node)
             if name is not None:
                 start = node
+                if start.type == "variable_declarator" and start.parent is not None \
+                        and start.parent.type in _DECLARATION_LISTS and start.parent.named_child_count == 1:
+                    start = start.parent  # `const X = ...`: the statement, where a doc comment attaches
                 while start.parent is not None and start.parent.type in _WRAPPERS:
                     start = start.parent
                 qualified = f"{prefix}{name}"
                 spans.setdefault(qualified, []).append(
-                    LineRange(start.start_point[0] + 1, node.end_point[0] + 1)
+                    LineRange(_doc_comment_start(start) + 1, node.end_point[0] + 1)
                 )
                 child_prefix = qualified + "."
         stack.extend((c, child_prefix) for c in reversed(node.named_children))

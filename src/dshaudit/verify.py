@@ -19,10 +19,13 @@ from .model import Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, 
 from .pins import PinResolver
 from .repository import DshRepository
 from .snapshot import Snapshot
-from .status import Reach
+from .status import Reach, Severity
+from .inference import FileView, Inferred, alnum, suspect
 from .symbols import SymbolTable, build_symbol_table
 
 BINARY_SNIFF_BYTES = 8000
+# Files whose declarations tree-sitter reads (the TypeScript grammar).
+SYMBOL_FILE_ENDINGS = frozenset({"ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"})
 
 
 def squash(text: str) -> str:
@@ -136,8 +139,8 @@ class Verifier:
         """The citation's verdict at `pin` (None: `ref_text`, the reference as
         written, named no pin; None too: nothing named one)."""
 
-        def verdict(status: Status, message: str, resolved: tuple[LineRange, ...] = ()) -> Verdict:
-            return Verdict(citation, pin, status, message, tuple(resolved))
+        def verdict(status: Status, message: str) -> Verdict:
+            return Verdict(citation, pin, status, message)
 
         if citation.problem:
             return verdict(Status.INVALID_CITATION, citation.problem)
@@ -149,33 +152,52 @@ class Verifier:
                 Status.UNKNOWN_PIN,
                 self.resolver.unknown(ref_text) if ref_text else "no pin: the findings file names none in its front matter",
             )
+        if citation.form == "permalink" and not self.repository().has_commit(pin.sha):
+            return verdict(Status.UNKNOWN_PIN, f"the permalink's commit {pin.sha} is not in the DSH clone")
         snap = self.repository().snapshot(pin.sha, pin.name)
-        entry = snap.entry(citation.path)
-        if entry is None:
+        path, how = self._resolve_path(citation, snap)
+        if path is None:
+            if how:
+                return verdict(Status.AMBIGUOUS_PATH, how)
             close = snap.closest_paths(citation.path)
             hint = f"; closest existing path: {close[0]}" if close else ""
             return verdict(Status.MISSING_PATH, f"no such file at {pin.name}{hint}")
+        found = self._check_file(citation, snap, path, pin)
+        if isinstance(found, tuple):
+            status, message, resolved = found
+            return Verdict(citation, pin, status, (how + "; " if how else "") + message, resolved, path)
+        return Verdict(citation, pin, found.status, (how + "; " if how and found.message == "ok" else "") + found.message,
+                       found.resolved_lines, path)
+
+    def _check_file(self, citation: Citation, snap: Snapshot, path: str,
+                    pin: Pin) -> tuple[Status, str, tuple[LineRange, ...]] | Verdict:
+        """The levels after the path: a text file, lines in range, symbol, anchors, inferred anchors."""
+        def failed(status: Status, message: str, resolved: tuple[LineRange, ...] = ()) -> tuple[Status, str, tuple[LineRange, ...]]:
+            return status, message, resolved
+
+        entry = snap.entry(path)
+        assert entry is not None
         if entry.kind != "blob" or entry.blob_sha is None:
             what = {"tree": "a directory", "submodule": "a submodule", "symlink": "a symbolic link"}[entry.kind]
-            return verdict(Status.NOT_A_FILE, f"{citation.path} is {what} at {pin.name}, not a file")
+            return failed(Status.NOT_A_FILE, f"{path} is {what} at {pin.name}, not a file")
         text = self._text(snap, entry.blob_sha)
         if text is None:
-            return verdict(Status.BINARY, f"{citation.path} is binary at {pin.name}; cite text files only")
+            return failed(Status.BINARY, f"{path} is binary at {pin.name}; cite text files only")
         n = len(text.lines)
         for r in citation.lines:
             if r.end > n:
                 what = f"line {r.start} is" if r.start == r.end else f"range {r} ends"
-                return verdict(Status.OUT_OF_RANGE, f"{what} past the end of the file ({n} lines at {pin.name})")
+                return failed(Status.OUT_OF_RANGE, f"{what} past the end of the file ({n} lines at {pin.name})")
         region = citation.lines
         if citation.symbol:
-            table = self.symbols(snap, citation.path)
+            table = self.symbols(snap, path)
             spans = table.resolve(citation.symbol)
             if not spans:
-                return verdict(Status.UNKNOWN_SYMBOL, self._unknown_symbol_message(citation.symbol, table))
+                return failed(Status.UNKNOWN_SYMBOL, self._unknown_symbol_message(citation.symbol, table))
             if citation.lines:
                 outside = [r for r in citation.lines if not any(s.start <= r.start and r.end <= s.end for s in spans)]
                 if outside:
-                    return verdict(
+                    return failed(
                         Status.OUTSIDE_SYMBOL,
                         f"lines {format_lines(tuple(outside))} are outside {citation.symbol} "
                         f"(declared at {format_lines(spans)})",
@@ -190,8 +212,46 @@ class Verifier:
             parts = [squash(text.cited_text((block,))) for block in contiguous(region)]
             missing = [a for a in citation.anchors if not any(squash(a) in part for part in parts)]
         if missing:
-            return verdict(Status.CONTENT_MISMATCH, self._mismatch_message(missing, region, text), region)
-        return verdict(Status.OK, "ok", region)
+            return failed(Status.CONTENT_MISMATCH, self._mismatch_message(missing, region, text), region)
+        if citation.expected_code:
+            whole = alnum("\n".join(text.lines))
+            absent = [code for code in citation.expected_code if alnum(code) not in whole]
+            if absent:
+                return failed(Status.CONTENT_MISMATCH, f"`{absent[0]}` is nowhere in {path} at {pin.name}")
+        if region and (citation.inferred or citation.block):
+            declarations = self.symbols(snap, path).spans if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS else {}
+            reason = suspect(Inferred(citation.inferred, citation.block), region, FileView(text.lines, declarations))
+            if reason:
+                return failed(Status.SUSPECT, reason, region)
+        if pin.branch:
+            return failed(Status.UNPINNED, f"holds at branch {pin.name} ({pin.sha[:12]}), but a branch moves: "
+                                           "cite a commit", region)
+        return failed(Status.OK, "ok", region)
+
+    def _resolve_path(self, citation: Citation, snap: Snapshot) -> tuple[str | None, str]:
+        """The tree path a citation names, and how it was found ('' when as written).
+        (None, why) when several paths could be meant; (None, '') when none."""
+        path = citation.path
+        if snap.entry(path) is not None:
+            return path, ""
+        if citation.context_dir:
+            folder = citation.context_dir
+            while folder:
+                if snap.entry(f"{folder}/{path}") is not None:
+                    return f"{folder}/{path}", f"`{path}` read as {folder}/{path} (after the path before it)"
+                folder = folder.rpartition("/")[0]
+        candidates = snap.paths_ending_with(path)
+        if len(candidates) > 1 and citation.nearby:
+            near = [c for c in candidates if any(c.startswith(d + "/") or d.startswith(c.rsplit("/", 1)[0])
+                                                 for d in citation.nearby)]
+            if len(near) == 1:
+                return near[0], f"`{path}` read as {near[0]} (the one under a folder this section cites)"
+        if len(candidates) == 1:
+            return candidates[0], f"`{path}` read as {candidates[0]} (the only file whose path ends so)"
+        if candidates:
+            shown = ", ".join(candidates[:5]) + (f" and {len(candidates) - 5} more" if len(candidates) > 5 else "")
+            return None, f"`{path}` could be any of {len(candidates)} files: {shown}"
+        return None, ""
 
     @staticmethod
     def _unknown_symbol_message(symbol: str, table: SymbolTable) -> str:
@@ -255,7 +315,10 @@ def _check_citations(files: list[FindingsFile], resolver: PinResolver, repositor
     for f in files:
         for c in f.citations:
             ref = c.pin_ref or pin_override or f.pin
-            pin = resolver.resolve(ref) if ref else None
+            if c.form == "permalink" and c.pin_ref:
+                pin = resolver.resolve_link(c.pin_ref)
+            else:
+                pin = resolver.resolve(ref) if ref else None
             verdicts.append(verifier.verify(c, pin, ref))
     verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
     return verdicts
@@ -303,7 +366,7 @@ def citation_places(v: Verdict, web_url: str) -> tuple[Place, ...]:
     ranges: tuple[LineRange | None, ...] = ()
     if v.status.reach is Reach.LINES:
         ranges = v.resolved_lines or c.lines
-    return tuple(Place(pin, c.path, r, permalink(web_url, pin.sha, c.path, r)) for r in ranges or (None,))
+    return tuple(Place(pin, v.path, r, permalink(web_url, pin.sha, v.path, r)) for r in ranges or (None,))
 
 
 def citation_diagnostic(v: Verdict, web_url: str) -> Diagnostic:
@@ -319,6 +382,8 @@ def citation_diagnostic(v: Verdict, web_url: str) -> Diagnostic:
         places_of=lambda: citation_places(v, web_url),
         identity=("citation", c.text, *c.anchors),
         payload_of=v.as_dict,
+        # Another document's citation, quoted to be corrected: reported as it stands, never a failure here.
+        severity_override=Severity.NOTE if c.quoted and not v.ok else None,
     )
 
 
@@ -327,7 +392,7 @@ def check_outcome(result: CheckResult, web_url: str, strict: bool = False, comma
     from .claims import claim_diagnostic
 
     s = result.summary()
-    bullets = [("Citations", f"{s.citations} in {s.files} files: {s.citations_ok} ok, {s.citations_failed} failed")]
+    bullets = [("Citations", s.citations_line)]
     if s.claims:
         counts = ", ".join(f"{n} {status}" for status, n in s.claim_statuses.items() if n)
         bullets.append(("Claims", f"{s.claims}: {counts}; {s.claims_failed} failed"))
