@@ -179,7 +179,9 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
         # Only a citation without an anchor of its own needs one inferred.
         bare = [r for r in raws if not (r.anchors or r.symbol)]
         everything = [(r.start, max(r.end, r.anchors_end)) for r in raws]
-        inferred = dict(zip((id(r) for r in bare), infer(chunk, [(r.start, r.end) for r in bare], skip, everything)))
+        heading = lines[headings[bisect_right(headings, a) - 1]] if headings and headings[0] < a else ""
+        inferred = dict(zip((id(r) for r in bare),
+                            infer(chunk, [(r.start, r.end) for r in bare], skip, everything, heading)))
         for i, raw in enumerate(raws):
             li, col = _offset_to_line_col(starts, raw.start)
             add(raw, a + li, col, inferred=inferred.get(id(raw), Inferred()),

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .model import LineRange
-from .names import PACKAGE, Name, code_names
+from .names import CODE, PACKAGE, STRING, Name, code_names
 
 # Between a name and the citation it is the subject of: brackets, backticks, a word like "at".
 _SUBJECT_GAP_RE = re.compile(r"^[\s`'\"]*(?:[(（\[]|\b(?:at|in|see|from)\b|见|在|于)?[\s`]*$", re.IGNORECASE)
@@ -34,6 +34,8 @@ _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 # A prose line that heads a quoted block: `// path:12-18` (the code follows on the next lines).
 _HEADING_COMMENT_RE = re.compile(r"^\s*(?://|<!--|--)\s*")
 MAX_BLOCK_LINES = 12
+# A name on more lines of the file than this is a common word there, not evidence of where the code is.
+MAX_OTHER_PLACES = 3
 
 
 @dataclass(frozen=True)
@@ -86,12 +88,14 @@ class _Scopes:
 
 
 def infer(chunk: str, spans: list[tuple[int, int]], skip: list[tuple[int, int]],
-          citations: list[tuple[int, int]] | None = None) -> list[Inferred]:
+          citations: list[tuple[int, int]] | None = None, heading: str = "") -> list[Inferred]:
     """Candidate anchors for each citation at `spans` (start, end) in `chunk`.
     `skip` lists every span that is not prose (citations, their anchors, claims).
     `citations` are all the citations of the chunk (with their anchors): in a
     sentence that holds several, a citation's own clause is the text between
-    its neighbours, and only a sentence of at most two falls back to the whole."""
+    its neighbours, and only a sentence of at most two falls back to the whole.
+    A citation whose own text names nothing (a bare list item) takes the names
+    of the item or line that leads into it, else of its section's `heading`."""
     scopes = _Scopes(chunk) if spans else None
     skip = sorted(skip)
     skip_starts = [s for s, _ in skip]
@@ -109,10 +113,48 @@ def infer(chunk: str, spans: list[tuple[int, int]], skip: list[tuple[int, int]],
         hi = bisect_left(skip_starts, b)
         local_skip = [(s - a, e - a) for s, e in skip[lo:hi] if s < b and e > a]
         names = [Name(n.text, n.kind, n.start + a, n.end + a) for n in code_names(chunk[a:b], local_skip)]
+        names = [n for n in names if _distinctive(n)]
         subject = [n for n in names if n.end <= start and _SUBJECT_GAP_RE.match(chunk[n.end:start])]
-        chosen = subject[-1:] or names
-        out.append(Inferred(tuple(dict.fromkeys(_anchor_text(n) for n in chosen)), _block(chunk, start, end)))
+        chosen = [_anchor_text(n) for n in subject[-1:] or names]
+        if not chosen:
+            chosen = _lead_in_names(chunk, start, skip)
+        out.append(Inferred(tuple(dict.fromkeys(chosen)), _block(chunk, start, end)))
     return out
+
+
+# Plain and kebab-case words (package and folder names), numbers and versions, file names, paths.
+_PLAIN_WORD_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*|[A-Z][a-z]+|\d[\w.+-]*|[\w.-]+\.[a-z]{1,5}|\S*/\S*")
+_KEYWORDS = frozenset("if else for while return true false null undefined void new this const let var function class "
+                      "import export default async await type interface enum extends".split())
+
+
+def _distinctive(name: Name) -> bool:
+    """Whether a name could tell one place from another: not a plain word, a
+    keyword, a number or version, a file name or a path (those are mentions of
+    files, which the citation itself already names)."""
+    if name.kind == CODE and (_PLAIN_WORD_RE.fullmatch(name.text) or name.text in _KEYWORDS):
+        return False
+    return not (name.kind == STRING and name.text in _KEYWORDS)
+
+
+def _lead_in_names(chunk: str, start: int, skip: list[tuple[int, int]]) -> list[str]:
+    """The names of the nearest line above that is less indented (a parent list
+    item, or the sentence ending in `:` that a list continues)."""
+    line_start = chunk.rfind("\n", 0, start) + 1
+    line = chunk[line_start:chunk.find("\n", line_start) if "\n" in chunk[line_start:] else len(chunk)]
+    indent = len(line) - len(line.lstrip())
+    if not _LIST_ITEM_RE.match(line):
+        return []
+    pos = line_start - 1
+    while pos > 0:
+        prev_start = chunk.rfind("\n", 0, pos) + 1
+        prev = chunk[prev_start:pos]
+        if prev.strip() and len(prev) - len(prev.lstrip()) < indent or (prev.strip() and not _LIST_ITEM_RE.match(prev)
+                                                                         and prev.rstrip().endswith(":")):
+            local = [(s - prev_start, e - prev_start) for s, e in skip if s < pos and e > prev_start]
+            return [_anchor_text(n) for n in code_names(prev, local) if _distinctive(n)]
+        pos = prev_start - 1
+    return []
 
 
 def _has_names(chunk: str, span: tuple[int, int], skip: list[tuple[int, int]]) -> bool:
@@ -218,10 +260,29 @@ def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | No
         return "declared at " + ", ".join(f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}"
                                           for s in declared[:3])
     hits = view.find(name, _squash)
-    if not hits:
-        return ""
+    if not hits or len(hits) > MAX_OTHER_PLACES:
+        return ""  # nowhere, or so common in the file that its absence from the lines proves nothing
+    if any(_opens_block_around(view.lines, h, lo, hi) for h in hits):
+        return None  # a key, heading or block the cited lines sit inside: `devDependencies` for a dependency
     shown = ", ".join(str(h) for h in hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
     return ("at line " if len(hits) == 1 else "at lines ") + shown
+
+
+def _opens_block_around(lines: list[str], k: int, lo: int, hi: int) -> bool:
+    """Whether line `k` opens a block that holds lines lo..hi: a Markdown heading
+    and its section, or an indented block (JSON, YAML, code) that goes on below it."""
+    if not k < lo:
+        return False
+    head = lines[k - 1]
+    heading = re.match(r"^(#{1,6})\s", head)
+    if heading:
+        level = len(heading.group(1))
+        return not any(re.match(rf"^#{{1,{level}}}\s", ln) for ln in lines[k:hi])
+    indent = len(head) - len(head.lstrip())
+    for ln in lines[k:hi]:
+        if ln.strip() and len(ln) - len(ln.lstrip()) <= indent and not ln.lstrip().startswith(("}", "]", ")")):
+            return False
+    return True
 
 
 def _suspect_block(block: tuple[str, ...], region: tuple[LineRange, ...], view: FileView) -> str | None:
