@@ -171,3 +171,31 @@ def test_bisect_names_the_commit_that_moved_a_citation(dsh_repo, tmp_path, monke
     parent = repo.repo.git.rev_parse(first["sha"] + "^1")
     assert '"@openai/codex": "0.147.0",' in line59(parent)
     assert "@openai/codex" not in line59(first["sha"])
+
+
+PRIOR_AUDIT = sorted((REPO_ROOT.parent / "shared" / "seeds").glob("002_*.txt"))
+# The prior audit's citations that point at other code than the sentence says (findings/corrections.md).
+PRIOR_WRONG = {
+    "packages/core/agent/src/index.ts:176-181",
+    "packages/subagent/subagent-claude-code/package.json:29-33",
+    "subagent-codex/package.json:39",
+    "packages/fs/fs-sandbox/src/index.ts:8-9",
+    "packages/compaction/compaction-basic/src/summarizer.ts:150",
+}
+
+
+def test_the_prior_audit_as_written(dsh_repo, tmp_path, monkeypatch):
+    """The prior audit, copied unchanged (plain text, citations in its own forms),
+    checked from a folder with no configuration: the packaged default names rc7."""
+    if not PRIOR_AUDIT:
+        pytest.skip("the prior audit is not beside this checkout (../shared/seeds/002_*.txt)")
+    shutil.copy(PRIOR_AUDIT[0], tmp_path / "prior-audit.md")
+    shutil.copy(REPO_ROOT / "dshaudit.toml", tmp_path / "dshaudit.toml")
+    monkeypatch.chdir(tmp_path)
+    doc = run_cli("check", "prior-audit.md", "--pin", "rc7", "--repo", str(dsh_repo), "--format", "json").json
+    flagged = {c["target"]["path"] + ":" + c["target"]["lines"] for c in doc["citations"] if c["status"] != "ok"}
+    wrong = {t for t in PRIOR_WRONG if any(f.endswith(t) or t.endswith(f) for f in flagged)}
+    others = {f for f in flagged if not any(f.endswith(t) or t.endswith(f) for t in PRIOR_WRONG)}
+    print(f"prior audit: {len(doc['citations'])} citations; {len(wrong)} of {len(PRIOR_WRONG)} wrong ones flagged; "
+          f"{len(others)} others flagged: {sorted(others)}")
+    assert len(wrong) >= 4 and len(others) <= 3

@@ -267,6 +267,6 @@ def _wild_form(text: str, pos: int, path: str) -> tuple[str, str | None, str | N
         return "line-phrase", _normalise_parts(spec), None, (), pos
     m = _QUOTED_CODE_RE.match(text, pos)
     # `path` (`another/path:12` → ...) is a citation in brackets, not code quoted from the file.
-    if m and m.group("code").strip() and not CITATION_RE.search(m.group("code")):
+    if m and m.group("code").strip() and not find_citations(m.group("code")):
         return "quoted-code", None, None, (m.group("code").strip(),), pos
     return None

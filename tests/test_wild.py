@@ -1,0 +1,210 @@
+"""Documents written in other people's forms: every citation form, path
+resolution, inferred anchors and the `quoted:` marker, on the fixture repo."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, write_findings
+from fixture_repo import _commit, _write, git
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dshaudit.grammar import find_citations
+from dshaudit.model import LineRange
+
+WEB = "https://example.invalid/dsh"  # the fixture config's upstream URL
+CONTEXT = "vendor/cordis/src/context.ts"
+AGENT = "packages/core/agent/src/index.ts"
+
+
+def verdicts(workspace: Path, body: str, *args: str) -> list[dict]:
+    write_findings(workspace, body)
+    run = run_cli("check", "--format", "json", *args)
+    assert run.exit_code in (0, 1), run.stderr
+    return run.json["citations"]
+
+
+def one(text: str):
+    found = find_citations(text, WEB)
+    assert len(found) == 1, found
+    return found[0]
+
+
+# -- the forms ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, form, path, lines, symbol, pin", [
+    (f"{WEB}/blob/{'a' * 40}/{CONTEXT}#L75-L77", "permalink", CONTEXT, [(75, 77)], None, "a" * 40),
+    (f"{WEB}/blob/v1/{CONTEXT}#L14", "permalink", CONTEXT, [(14, 14)], None, "v1"),
+    (f"{WEB}/raw/main/{CONTEXT}?plain=1#L3", "permalink", CONTEXT, [(3, 3)], None, "main"),
+    (f"see {CONTEXT} (line 12)", "line-phrase", CONTEXT, [(12, 12)], None, None),
+    (f"see `{CONTEXT}` (lines 10–20)", "line-phrase", CONTEXT, [(10, 20)], None, None),
+    (f"{CONTEXT}, lines 10-20, shows", "line-phrase", CONTEXT, [(10, 20)], None, None),
+    (f"{CONTEXT} L10-L20", "line-phrase", CONTEXT, [(10, 20)], None, None),
+    (f"`{AGENT}`（第 170–190 行）", "line-phrase", AGENT, [(170, 190)], None, None),
+    (f"{AGENT}（第 35–78、240–345 行）", "line-phrase", AGENT, [(35, 78), (240, 345)], None, None),
+    ("`agent/src/index.ts:AgentRegistry.setFactory`", "symbol", "agent/src/index.ts", [], "AgentRegistry.setFactory", None),
+    (f"{CONTEXT}:14", "canonical", CONTEXT, [(14, 14)], None, None),
+])
+def test_every_form_parses_into_one_model(text, form, path, lines, symbol, pin):
+    c = one(text)
+    assert (c.form, c.path, c.lines, c.symbol, c.pin) == (form, path, tuple(LineRange(a, b) for a, b in lines), symbol, pin)
+
+
+def test_quoted_code_after_a_path_is_text_expected_in_the_file():
+    c = one(f"`{CONTEXT}`（`this.logger = new LoggerService(self)`）")
+    assert (c.form, c.expected_code, c.lines) == ("quoted-code", ("this.logger = new LoggerService(self)",), ())
+    # A citation in brackets after a path is a citation, not quoted code.
+    assert [x.form for x in find_citations(f"`{CONTEXT}` (`{CONTEXT}:14` → `x`)", WEB)] == ["canonical"]
+
+
+@pytest.mark.parametrize("text", [
+    f"{WEB}/blob/v1/{CONTEXT}",  # a whole file: a link, not lines
+    "https://elsewhere.invalid/blob/v1/a/b.ts#L3",  # not DSH
+    "see [the design](design.md) and docs/x.md for more",
+    f"{CONTEXT}: nothing",
+    "the line 12 of nothing",
+])
+def test_links_and_prose_are_not_citations(text):
+    assert find_citations(text, WEB) == []
+
+
+@given(st.text(max_size=200))
+def test_the_grammar_never_raises(text):
+    for c in find_citations(text, WEB):
+        assert 0 <= c.start < c.end <= len(text)
+
+
+# -- permalinks ---------------------------------------------------------------------------------
+
+
+def test_permalinks_at_a_commit_a_branch_and_a_missing_commit(workspace, fixture_repo):
+    v1 = fixture_repo.shas["v1"]
+    body = (f"Held: {WEB}/blob/{v1}/{CONTEXT}#L14 → `this.fiber`\n"
+            f"Short: {WEB}/blob/{v1[:10]}/{CONTEXT}#L14 → `this.fiber`\n"
+            f"Branch: {WEB}/blob/main/{CONTEXT}#L17 → `this.fiber`\n"
+            f"Missing: {WEB}/blob/{'b' * 40}/{CONTEXT}#L14\n")
+    got = verdicts(workspace, body)
+    assert [(c["form"], c["status"]) for c in got] == [
+        ("permalink", "ok"), ("permalink", "ok"), ("permalink", "unpinned"), ("permalink", "unknown_pin")]
+    assert got[0]["resolved"]["sha"] == v1 and got[1]["resolved"]["sha"] == v1
+    assert "branch main" in got[2]["message"] and got[2]["resolved"]["sha"] == fixture_repo.shas["v3"]
+    assert "b" * 40 in got[3]["message"] and "not in the DSH clone" in got[3]["message"]
+    assert run_cli("check").exit_code == 1  # the missing commit fails; the branch only warns
+    assert run_cli("check", f"--pin=v1").exit_code == 1
+
+
+# -- paths as people abbreviate them --------------------------------------------------------------
+
+
+@pytest.fixture
+def twins(workspace, fixture_repo, tmp_path, monkeypatch):
+    """The fixture plus two files that share a tail (`src/util.ts`), pinned as `twins`."""
+    work = tmp_path / "twins"
+    subprocess.run(["git", "clone", "-q", str(fixture_repo.path), str(work)], check=True)
+    git(work, "config", "user.name", "t")
+    git(work, "config", "user.email", "t@example.invalid")
+    _write(work, "packages/a/src/util.ts", "export const a = 'alpha'\n")
+    _write(work, "packages/b/src/util.ts", "export const b = 'beta'\n")
+    _write(work, "packages/b/src/other.ts", "export const other = 1\n")
+    sha = _commit(work, "twins", "2026-08-04T10:00:00Z", "twins")
+    monkeypatch.setenv("DSH_REPO", str(work))
+    with (workspace / "dshaudit.toml").open("a") as config:
+        config.write(f'twins = "{sha}"\n')
+    return workspace
+
+
+def test_an_abbreviated_path_resolves_by_its_unique_tail(workspace):
+    got = verdicts(workspace, "`context.ts:14` → `this.fiber`\n`agent/src/index.ts:AgentRegistry.setFactory`\n")
+    assert [(c["status"], c["resolved"]["path"]) for c in got] == [("ok", CONTEXT), ("ok", AGENT)]
+    assert got[0]["message"] == f"`context.ts` read as {CONTEXT} (the only file whose path ends so); ok"
+
+
+def test_several_candidates_are_ambiguous_unless_the_section_names_one(twins):
+    write_findings(twins, "# One\n\n`src/util.ts:1` → `export const`\n\n"
+                          "# Two\n\nSee `packages/b/src/other.ts:1` → `other`.\n\nThen `src/util.ts:1` → `beta`.\n",
+                   pin="twins")
+    got = run_cli("check", "--format", "json").json["citations"]
+    assert [c["status"] for c in got] == ["ambiguous_path", "ok", "ok"]
+    assert "packages/a/src/util.ts, packages/b/src/util.ts" in got[0]["message"]
+    assert got[2]["resolved"]["path"] == "packages/b/src/util.ts" and "folder this section cites" in got[2]["message"]
+
+
+def test_a_bare_relative_path_after_a_package_path_resolves_in_that_package(twins):
+    write_findings(twins, "`packages/b/src/other.ts:1` → `other` and `src/util.ts:1` → `beta`\n", pin="twins")
+    got = run_cli("check", "--format", "json").json["citations"]
+    assert [c["status"] for c in got] == ["ok", "ok"]
+    assert got[1]["resolved"]["path"] == "packages/b/src/util.ts" and "after the path before it" in got[1]["message"]
+
+
+# -- inferred anchors ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line, status", [(17, "ok"), (2, "suspect"), (14, "suspect")])
+def test_the_name_right_before_a_citation_is_its_subject(workspace, line, status):
+    (got,) = verdicts(workspace, f"The factory is set through AgentRegistry.setFactory ({AGENT}:{line}).\n")
+    assert got["status"] == status, got["message"]
+    if status == "suspect":
+        assert "`AgentRegistry.setFactory` is declared at lines 17-21" in got["message"]
+
+
+def test_a_sentence_naming_nothing_checkable_gives_no_verdict(workspace):
+    (got,) = verdicts(workspace, f"The core is small ({AGENT}:2), says the README.\n")
+    assert got["status"] == "ok"
+
+
+def test_names_of_the_sentence_and_a_key_that_holds_the_line(workspace):
+    got = verdicts(workspace, "The default `maxDepth` is set here (`packages/core/agent/src/index.ts:7`).\n"
+                              "The default `maxDepth` is not here (`packages/core/agent/src/index.ts:10`).\n"
+                              "TypeScript is a `devDependencies` entry (`package.json:5`).\n")
+    assert [c["status"] for c in got] == ["ok", "suspect", "ok"]
+
+
+def test_a_block_headed_by_a_citation_is_its_anchor(workspace):
+    got = verdicts(workspace, f"// {CONTEXT}:14\nthis.fiber = new Fiber(self, {{}}, Object.create(null), null, () => [])\n\n"
+                              f"// {CONTEXT}:15\nthis.fiber = new Fiber(self, {{}}, Object.create(null), null, () => [])\n")
+    assert [c["status"] for c in got] == ["ok", "suspect"]
+    assert "starts near line 14" in got[1]["message"]
+
+
+def test_an_explicit_anchor_wins_over_the_sentence(workspace):
+    (got,) = verdicts(workspace, f"AgentRegistry.setFactory ({AGENT}:7 → `maxDepth`)\n")
+    assert got["status"] == "ok"
+
+
+def test_a_doc_comment_belongs_to_its_declaration(workspace, fixture_repo):
+    # v2 has three comment lines right above the constructor: citing one is citing the constructor.
+    write_findings(workspace, f"`{CONTEXT}:12#Context.constructor` → `five services`\n", pin="v2")
+    (got,) = run_cli("check", "--format", "json").json["citations"]
+    assert got["status"] == "ok", got["message"]
+
+
+def test_suspect_is_a_warning_that_strict_turns_into_a_failure(workspace):
+    write_findings(workspace, f"Set through AgentRegistry.setFactory ({AGENT}:2).\n")
+    assert run_cli("check").exit_code == 0
+    assert run_cli("check", "--strict").exit_code == 1
+    assert "1 warnings" in run_cli("check").stdout
+
+
+# -- quoted citations, and quoted code ------------------------------------------------------------
+
+
+def test_a_quoted_citation_is_reported_never_failing(workspace):
+    write_findings(workspace, f"The prior audit cited `quoted: {AGENT}:2` for AgentRegistry.setFactory.\n")
+    run = run_cli("check", "--format", "json", "--strict")
+    assert run.exit_code == 0
+    (got,) = run.json["citations"]
+    assert (got["quoted"], got["status"]) == (True, "suspect")
+    assert run.json["summary"]["quoted"] == 1
+    lint = run_cli("lint", "--strict")
+    assert lint.exit_code == 0, lint.stdout  # no `unanchored_citation` for another document's citation
+
+
+def test_quoted_code_must_stand_in_the_file(workspace):
+    got = verdicts(workspace, f"`{CONTEXT}`（`this.logger = new LoggerService(self)`）\n"
+                              f"`{CONTEXT}` (`this.logger = new ConsoleLogger()`)\n")
+    assert [c["status"] for c in got] == ["ok", "content_mismatch"]
+    assert got[0]["form"] == "quoted-code"
