@@ -167,8 +167,13 @@ def test_missing_paths_argument_is_exit_2(workspace):
     assert run.exit_code == 2 and run.stderr == "dshaudit: nowhere.md: no such file or directory\n"
 
 
-def test_file_without_pin_reports_unknown_pin(workspace):
+def test_a_file_without_a_pin_is_exit_2_naming_both_ways_to_give_one(workspace):
     write_findings(workspace, "`docs/architecture.md:3` → `core`\n", pin=None)
-    v = run_cli("check", "--format", "json").json["citations"][0]
-    assert v["status"] == "unknown_pin"
-    assert v["message"] == "no pin: the findings file names none in its front matter"
+    run = run_cli("check", "--format", "json")
+    assert run.exit_code == 2 and len(run.stderr.splitlines()) == 1
+    assert run.stderr.startswith("dshaudit: findings/f.md: no pin: name one in the file's front matter (`pin: NAME`) "
+                                 "or pass --pin")
+    assert run_cli("check", "--pin", "v1").exit_code == 0
+    # Citations that all carry their own pin need none from the file.
+    write_findings(workspace, "`docs/architecture.md:3@v1` → `core`\n", pin=None)
+    assert run_cli("check").exit_code == 0

@@ -208,3 +208,28 @@ def test_quoted_code_must_stand_in_the_file(workspace):
                               f"`{CONTEXT}` (`this.logger = new ConsoleLogger()`)\n")
     assert [c["status"] for c in got] == ["ok", "content_mismatch"]
     assert got[0]["form"] == "quoted-code"
+
+
+# -- run anywhere ---------------------------------------------------------------------------------
+
+
+def test_a_document_finds_its_configuration_from_its_own_folder(workspace, tmp_path, monkeypatch):
+    doc = workspace / "notes" / "spec.md"
+    doc.parent.mkdir()
+    doc.write_text(f"See `{CONTEXT}:14` → `this.fiber`.\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    run = run_cli("check", str(doc), "--pin", "v1", "--format", "json")
+    assert run.exit_code == 0, run.stderr
+    assert run.json["citations"][0]["target"]["pin"] == "v1"  # a pin of the workspace's dshaudit.toml
+
+
+def test_with_no_configuration_anywhere_the_packaged_one_names_the_audit_pins(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "doc.md").write_text("---\npin: rc7\n---\nSee `vendor/cordis/src/context.ts:77` → `this.fiber`.\n")
+    assert run_cli("lint", "doc.md").exit_code == 0  # rc7 is known without any dshaudit.toml
+    (tmp_path / "bare.md").write_text("See `vendor/cordis/src/context.ts:77`.\n")
+    run = run_cli("check", "bare.md")
+    assert run.exit_code == 2
+    assert "no pin" in run.stderr and "--pin" in run.stderr and "pin: NAME" in run.stderr and "rc2, rc7" in run.stderr

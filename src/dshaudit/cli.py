@@ -138,6 +138,11 @@ def check(paths: tuple[Path, ...], repo: str | None, pin: str | None, fmt: str, 
           strict: bool, config_path: str | None) -> None:
     """Verify every citation in PATHS (default: findings/).
 
+    PATHS may be any Markdown document about DSH, anywhere: its configuration
+    is --config, else dshaudit.toml in its folder or above, else the packaged
+    default (DSH's upstream and the pins rc7, rc2); its pin is its front
+    matter's `pin:`, else --pin.
+
     Each citation is checked at its strongest level: the file exists at the
     pinned SHA, the cited lines exist, a #Symbol resolves to a declaration that
     holds the lines, and every anchor text is on the cited lines (whitespace is
@@ -146,7 +151,7 @@ def check(paths: tuple[Path, ...], repo: str | None, pin: str | None, fmt: str, 
     summary. One run can write several formats: `--format` to stdout, and
     `--output FORMAT=PATH` for each file.
     """
-    session = Session.open(config_path, repo)
+    session = Session.open(config_path, repo, paths)
     _finish(commands.check(session, paths, pin, strict), fmt, outputs, session.config.web_url)
 
 
@@ -208,7 +213,7 @@ def report(paths: tuple[Path, ...], repo: str | None, pins: tuple[str, ...], fmt
     """
     from .writing import write_atomically
 
-    session = Session.open(config_path, repo)
+    session = Session.open(config_path, repo, paths)
     text, code = commands.report(session, paths, pins, fmt)
     if output:
         write_atomically(output, text)
@@ -239,7 +244,7 @@ def rebase(paths: tuple[Path, ...], to_ref: str, from_ref: str | None, write: bo
     pin, or names another pin). Claims are re-measured at the new pin and
     their changes listed. Exit 1 when any citation is ambiguous or lost.
     """
-    session = Session.open(config_path, repo)
+    session = Session.open(config_path, repo, paths)
     _finish(commands.rebase(session, paths, to_ref, from_ref, write), fmt, outputs, session.config.web_url)
 
 

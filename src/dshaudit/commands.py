@@ -42,8 +42,10 @@ class Session:
     pins: PinResolver
 
     @classmethod
-    def open(cls, config_path: str | None, repo: str | None) -> "Session":
-        config = load_config(Path(config_path) if config_path else None)
+    def open(cls, config_path: str | None, repo: str | None, documents: tuple[Path, ...] = ()) -> "Session":
+        """The session for these documents: their configuration is --config, else
+        found by walking up from the first document, else the packaged default."""
+        config = load_config(Path(config_path) if config_path else None, list(documents))
         repository = LazyRepository(repo, config.upstream_url)
         return cls(config, repository, PinResolver(config, repository))
 
@@ -73,7 +75,7 @@ def lint(config_path: str | None, paths: tuple[Path, ...], strict: bool) -> Outc
     from .lint import default_paths
     from .lint import lint as run_lint
 
-    config = load_config(Path(config_path) if config_path else None)
+    config = load_config(Path(config_path) if config_path else None, list(paths))
     return run_lint(collect_markdown(default_paths(config, paths)), config).outcome(strict)
 
 

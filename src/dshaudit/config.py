@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from .errors import InputError
@@ -39,30 +40,50 @@ def find_config(start: Path | None = None) -> Path | None:
     return None
 
 
-def load_config(path: Path | None = None) -> Config:
+def discover_config(documents: list[Path]) -> Path | None:
+    """The configuration for these documents: dshaudit.toml in the first
+    document's folder or above, else in the working directory or above."""
+    for doc in documents[:1]:
+        folder = doc if doc.is_dir() else doc.parent
+        found = find_config(folder)
+        if found is not None:
+            return found
+    return find_config()
+
+
+def load_config(path: Path | None = None, documents: list[Path] | None = None) -> Config:
+    """The configuration at `path`; else the one found for `documents` (or the
+    working directory); else the packaged default (upstream URL and named pins)."""
     if path is None:
-        path = find_config()
+        path = discover_config(documents or [])
         if path is None:
-            return Config(None, DEFAULT_UPSTREAM, DEFAULT_UPSTREAM, {}, None)
+            from importlib import resources
+
+            text = resources.files(__package__).joinpath("default.toml").read_text(encoding="utf-8")
+            return _parse(tomllib.loads(text), None, "the packaged default configuration")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"{path}: cannot read configuration: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: malformed configuration: {exc}") from None
+    return _parse(data, path, str(path))
+
+
+def _parse(data: dict[str, Any], path: Path | None, where: str) -> Config:
     upstream = data.get("upstream", {})
     url = upstream.get("url", DEFAULT_UPSTREAM)
     web = upstream.get("web", url.removesuffix(".git"))
     pins = {}
     for name, sha in (data.get("pins") or {}).items():
         if not isinstance(sha, str) or not SHA_RE.match(sha):
-            raise InputError(f"{path}: pin {name!r} must be a full 40-hex lowercase SHA, not {sha!r}")
+            raise InputError(f"{where}: pin {name!r} must be a full 40-hex lowercase SHA, not {sha!r}")
         if name.startswith("-") or not name.replace("-", "").replace(".", "").replace("_", "").isalnum():
-            raise InputError(f"{path}: pin name {name!r} must be letters, digits, '.', '_' or '-'")
+            raise InputError(f"{where}: pin name {name!r} must be letters, digits, '.', '_' or '-'")
         pins[name] = Pin(name, sha)
     if not isinstance(url, str) or not isinstance(web, str):
-        raise InputError(f"{path}: [upstream] url and web must be strings")
+        raise InputError(f"{where}: [upstream] url and web must be strings")
     default_pin = data.get("default_pin")
     if default_pin is not None and default_pin not in pins:
-        raise InputError(f"{path}: default_pin {default_pin!r} is not one of the pins ({', '.join(sorted(pins))})")
+        raise InputError(f"{where}: default_pin {default_pin!r} is not one of the pins ({', '.join(sorted(pins))})")
     return Config(path, url, web, pins, default_pin)

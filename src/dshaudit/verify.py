@@ -304,6 +304,10 @@ def check(
     for f in files:
         if f.pin is not None and resolver.resolve(f.pin) is None:
             raise InputError(f"front matter: {resolver.unknown(f.pin)}", file=f.path, line=2)
+        if f.pin is None and pin_override is None and any(not c.pin_ref for c in f.citations):
+            known = resolver.config.describe_pins()
+            raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
+                             f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
     verdicts = _check_citations(files, resolver, repository, pin_override) if citations else []
     return CheckResult(tuple(verdicts), tuple(_check_claims(files, resolver, repository, pin_override)))
 
