@@ -273,6 +273,29 @@ def bisect(target: str, good: str, bad: str, anchors: tuple[str, ...], repo: str
     _finish(commands.bisect(session, target, good, bad, anchors), fmt, ())
 
 
+@main.command()
+@click.argument("document", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--pin", metavar="PIN", help=f"Pin to read the document at when its front matter names none. {PIN_HELP}")
+@click.option("--write", is_flag=True, help="Make the edits in the file (atomically); without it they are only listed.")
+@click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
+@handle_errors
+def anchor(document: Path, pin: str | None, write: bool, repo: str | None, fmt: str, config_path: str | None) -> None:
+    """Anchor DOCUMENT's citations, turning a document into a finding.
+
+    Every citation that holds but has no anchor gets one: the first name its
+    sentence gives that stands on the cited lines, else the rarest identifier
+    or string literal of its first line. Citations written as `path (line 12)`,
+    `path:Name` or a permalink are rewritten as `path:lines` → `anchor`.
+    A citation that is suspect, unresolved or failing is never touched.
+    Without --write the edits are listed; with it they are made, every other
+    byte of the file unchanged.
+    """
+    session = Session.open(config_path, repo, (document,))
+    _finish(commands.anchor(session, document, pin, write), fmt, (), session.config.web_url)
+
+
 @main.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--strict", is_flag=True, help="Warnings fail too (unanchored citations, compiler-style locations, duplicate claims).")

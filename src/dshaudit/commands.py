@@ -9,6 +9,7 @@ its surroundings comes through a `Session`: the configuration, the DSH clone
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from .config import Config, load_config
@@ -247,3 +248,46 @@ def report(session: Session, paths: tuple[Path, ...], pins: tuple[str, ...], fmt
 
     text = render_report(build_report(session.config, files, runs, reader), fmt)
     return text, 0 if runs[0].result.ok else 1
+
+
+def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcome:
+    """Anchors for a document's unanchored citations, and its wild forms made
+    canonical: listed, or with --write made in the file (atomically)."""
+    from .anchoring import Anchored, apply, propose
+    from .diagnostics import Diagnostic, Summary
+    from .status import Severity
+    from .verify import Verifier
+    from .verify import check as run_check
+    from .writing import write_all_atomically
+
+    (f,) = session.findings((path,))
+    result = run_check([f], session.pins, session.repository, pin, claims=False)
+    by_source = {(v.citation.source.line, v.citation.source.column): v for v in result.verdicts}
+    verifier = Verifier(session.pins, session.repository)
+    verdicts, texts = {}, {}
+    for i, c in enumerate(f.citations):
+        v = by_source.get((c.source.line, c.source.column))
+        if v is not None and v.pin is not None and v.status is Status.OK:
+            verdicts[i] = v
+            texts[i] = verifier.text(session.repository().snapshot(v.pin.sha, v.pin.name), v.path)
+    raw = Path(f.path).read_bytes().decode("utf-8")
+    edits = propose(list(f.citations), verdicts, texts, f.pin or pin, raw.split("\n"))
+    if write and edits:
+        import hashlib
+
+        if hashlib.sha256(Path(f.path).read_bytes()).hexdigest() != f.digest:
+            raise InputError("changed on disk while anchor ran; nothing was written to it", file=f.path)
+        write_all_atomically([(Path(f.path), apply(raw, edits))])
+    diagnostics = tuple(
+        Diagnostic("edit", SourceLocation(f.path, e.line, e.column), Anchored.WRITTEN if write else Anchored.PROPOSED,
+                   e.why, f"{e.old} -> {e.new}", identity=("edit", e.old),
+                   payload_of=partial(e.as_dict, f.path))
+        for e in edits
+    )
+    skipped = sum(1 for c in f.citations if not (c.anchors or c.symbol)) - len(edits)
+    line = (f"{len(edits)} citations {'anchored' if write else 'to anchor'} in {f.path}"
+            f"; {skipped} left as they are (anchored already, not holding, suspect or quoted)")
+    counts = {"edits": len(edits), "written": write, "left": skipped}
+    return Outcome("anchor", diagnostics, Summary(line, counts, (("Edits", str(len(edits))),), "Nothing to anchor."),
+                   show_at=Severity.NOTE, sections=(("edits", ("edit",)),), files=(f.path,))
+

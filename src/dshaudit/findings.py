@@ -164,6 +164,7 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
                 block=() if anchored else inferred.block,
                 quoted=raw.marked_quoted,
                 context_dir=context_dir,
+                written=raw.written if raw.written != raw.text else "",
                 nearby=nearby,
             )
         )

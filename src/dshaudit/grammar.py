@@ -71,6 +71,7 @@ class RawCitation:
     expected_code: tuple[str, ...] = ()  # quoted-code: the text expected in the file
     marked_quoted: bool = False  # written as `quoted: CITATION`
     anchors_end: int = -1  # offset just after its anchors (after the citation when it has none)
+    written: str = ""  # the whole citation as written, its line phrase or quoted code included
 
 
 def _extension(path: str) -> str:
@@ -194,7 +195,7 @@ def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
             path = m.group("path")
             anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()))
             found.append(RawCitation(m.group(0), path, lines, problem, None, m.group("ref"), anchors,
-                                     m.start(), m.end(), "permalink", anchors_end=anchors_end))
+                                     m.start(), m.end(), "permalink", anchors_end=anchors_end, written=m.group(0)))
     for m in CITATION_RE.finditer(text):
         if any(a <= m.start() < b for a, b in urls):
             continue
@@ -206,12 +207,13 @@ def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
         if not looks_like_path(path):
             continue
         end, form = m.end(), "canonical"
+        written_end = end
         quoted: tuple[str, ...] = ()
         if not lines_spec and not symbol:
             wild = _wild_form(text, m.end(), path)
             if wild is None:
                 continue
-            form, lines_spec, symbol, quoted, end = wild
+            form, lines_spec, symbol, quoted, end, written_end = wild
         lines, problem = parse_lines(lines_spec) if lines_spec else ((), None)
         anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), end))
         found.append(
@@ -229,6 +231,7 @@ def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
                 expected_code=quoted,
                 marked_quoted=_marked_quoted(text, spans, span_starts, m.start()),
                 anchors_end=anchors_end,
+                written=text[m.start():written_end],
             )
         )
     found.sort(key=lambda c: c.start)
@@ -254,19 +257,20 @@ def _after_span(text: str, spans: list[tuple[int, int, int, int]], span_starts: 
     return end
 
 
-def _wild_form(text: str, pos: int, path: str) -> tuple[str, str | None, str | None, tuple[str, ...], int] | None:
+def _wild_form(text: str, pos: int, path: str) -> tuple[str, str | None, str | None, tuple[str, ...], int, int] | None:
     """A path with no `:LINES` or `#Symbol`: what follows it may still make it a
-    citation. (form, lines, symbol, quoted text, end of the citation) or None."""
+    citation. (form, lines, symbol, quoted text, end of the citation, end of
+    what was written) or None."""
     if _extension(path) in SYMBOL_EXTENSIONS:
         m = _SYMBOL_COLON_RE.match(text, pos)
         if m:
-            return "symbol", None, m.group("symbol"), (), m.end()
+            return "symbol", None, m.group("symbol"), (), m.end(), m.end()
     m = _LINE_PHRASE_RE.match(text, pos)
     if m:
         spec = next(g for g in m.group("p1", "p2", "p3", "p4") if g)
-        return "line-phrase", _normalise_parts(spec), None, (), pos
+        return "line-phrase", _normalise_parts(spec), None, (), pos, m.end()
     m = _QUOTED_CODE_RE.match(text, pos)
     # `path` (`another/path:12` → ...) is a citation in brackets, not code quoted from the file.
     if m and m.group("code").strip() and not find_citations(m.group("code")):
-        return "quoted-code", None, None, (m.group("code").strip(),), pos
+        return "quoted-code", None, None, (m.group("code").strip(),), pos, m.end()
     return None

@@ -65,6 +65,7 @@ class Citation:
     quoted: bool = False  # `quoted: path:12`: another document's citation, reported, never enforced
     nearby: tuple[str, ...] = ()  # folders other citations of its section name, to pick among abbreviations
     context_dir: str | None = None  # `a/b/src/x.ts and src/y.ts`: the folder a bare relative path may be in
+    written: str = ""  # the whole citation as written (a line phrase or quoted code included); `text` if empty
 
     @property
     def has_anchor(self) -> bool:

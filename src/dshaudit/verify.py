@@ -293,10 +293,12 @@ def check(
     pin_override: str | None = None,
     *,
     citations: bool = True,
+    claims: bool = True,
 ) -> CheckResult:
     """Verify every citation and evaluate every claim of every file. The
     repository is opened only when something needs it, so findings with only
-    malformed citations need no clone. `citations=False` evaluates claims only.
+    malformed citations need no clone. `citations=False` evaluates claims only,
+    `claims=False` citations only.
     A pin that names nothing is an input error for --pin and front matter, and
     an `unknown_pin` verdict for a citation's own `@` suffix."""
     if pin_override is not None:
@@ -309,7 +311,8 @@ def check(
             raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
                              f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
     verdicts = _check_citations(files, resolver, repository, pin_override) if citations else []
-    return CheckResult(tuple(verdicts), tuple(_check_claims(files, resolver, repository, pin_override)))
+    claim_verdicts = _check_claims(files, resolver, repository, pin_override) if claims else []
+    return CheckResult(tuple(verdicts), tuple(claim_verdicts))
 
 
 def _check_citations(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
