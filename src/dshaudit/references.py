@@ -1,0 +1,467 @@
+"""Names and quoted code in a document, checked at its pin.
+
+A document about DSH names code in its prose (`names.py` finds the candidates).
+`check_references` looks each one up in the tree at the pin:
+
+- an **identifier** (`AgentFactory`, `persist_session`, a backticked `mount`):
+  the identifier itself;
+- a **dotted name** (`AgentRegistry.setFactory`, `ctx.plugin()`): every
+  component, each on its own, since code rarely spells the dotted whole
+  (`setFactory` is declared inside `class AgentRegistry`); a trailing `()` or
+  `[]` is dropped, and a file name (`index.ts`) is not a dotted name;
+- a **package** (`@scope/name@1.2.3`): `@scope/name`, without the version;
+- a **string literal**: in a code span (`'unavailable'`, `"tool/start"`), its
+  content; in running prose only a quoted token with no spaces that looks like
+  code (holds one of `/ _ . : @ $`, or is camelCase or snake_case), because a
+  quoted plain word there ("deletes") is usually a quotation, not code.
+
+Each must occur at the pin by the rule of `nameindex.py` (case-sensitive,
+whole word, any text file). One that does not is `phantom`, or `deleted` when
+a bounded first-parent history search finds the commit that removed it.
+
+A code span with code structure is a **fragment** (`fragments.py`): an object
+literal, `NAME = value`, `key: value`, or an expression with a call, `new`,
+object or assignment. It is compared by structure: `ok` when some code matches,
+`value_differs` when a binding's name is declared with another value, and
+`no_match` when nothing matches.
+
+Not checked at all: shell commands and other code spans that are neither a
+name nor a fragment, prose in backticks, numbers, versions and SHAs, paths and
+globs (a citation checks those), URLs, citations and their anchors, claims,
+and plain words. Precision comes first: a name is reported only when it is
+surely absent.
+
+Exempt: names the document introduces itself (front matter `introduces:`, and
+declarations in its own fenced TypeScript/JavaScript blocks:
+`document_exemptions`) are `ok`. The caller should add the pin names
+(`rc7` in prose names a pin, not code).
+
+A finding that states a name is absent writes it as a code span
+`` `absent: NAME` ``: the claim is that NAME occurs nowhere at the pin, in
+any case, as a whole word, neither in a file's text nor in a path. It is
+verified (`absent`) or refuted (`present`, naming the first three places),
+never reported as a phantom.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
+
+from .diagnostics import Diagnostic, Place, permalink
+from .errors import InputError
+from .fragments import Fragment, FragmentVerdict, cached, evaluate, parse_fragment
+from .grammar import _ARROW_RE, _CODE_SPAN_RE, _PLUS_RE, code_spans, find_citations
+from .claims import CLAIM_SPAN_RE
+from .model import LineRange, Pin, SourceLocation
+from .names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name, _is_file_name, code_names, is_identifier_like
+from .nameindex import HistoryAnswer, any_case, index_for
+from .status import DiagnosticStatus, Reach, Severity
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
+
+E, N = Severity.ERROR, Severity.NONE
+
+
+class ReferenceStatus(DiagnosticStatus):
+    """What looking up one name, fragment or absence claim found at the pin."""
+
+    @property
+    def family(self) -> str:
+        return "reference"
+
+    OK = ("ok", N)
+    PHANTOM = (
+        "phantom", E, "A name the document uses occurs nowhere at the pin.",
+        "No text file at the pinned commit holds the name as a whole word, and the history search found no "
+        "commit that deleted it. Fix the spelling, name what the code calls it, or, if the document means "
+        "the name is absent, say so with `absent: NAME`.",
+        Reach.NOWHERE,
+    )
+    DELETED = (
+        "deleted", E, "A name the document uses was deleted before the pin.",
+        "The name occurred in an earlier first-parent commit; the message says which commit removed it. "
+        "Name what replaced it, or pin the document to a commit that still has it.",
+        Reach.NOWHERE,
+    )
+    VALUE_DIFFERS = (
+        "value_differs", E, "Quoted code gives a value the code does not.",
+        "The quoted name is declared at the pin with another value; the message names the line. "
+        "Quote the value the code has.",
+        Reach.LINES,
+    )
+    NO_MATCH = (
+        "no_match", E, "Quoted code matches no code at the pin.",
+        "No code at the pinned commit has this structure (whitespace, quote style and trailing commas "
+        "aside; an object may have more entries than quoted). Quote the code as it is, or write prose "
+        "instead of code.",
+        Reach.NOWHERE,
+    )
+    ABSENT_CONFIRMED = ("absent", N, "", "", Reach.NOWHERE)
+    PRESENT = (
+        "present", E, "A name the document says is absent occurs at the pin.",
+        "The `absent:` claim is contradicted: the message names the first places that hold the name "
+        "(any case, whole word). Correct the claim.",
+        Reach.LINES,
+    )
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One name, fragment or absence claim of a document, and what the pin says of it."""
+
+    source: SourceLocation
+    text: str
+    kind: str  # identifier, dotted, package, string, fragment, absence
+    status: ReferenceStatus
+    message: str
+    place: tuple[str, LineRange] | None = None  # where in DSH the code is, when one place says it
+
+    @property
+    def ok(self) -> bool:
+        return self.status.severity is Severity.NONE
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source.to_dict(),
+            "text": self.text,
+            "kind": self.kind,
+            "status": self.status.value,
+            "message": self.message,
+        }
+
+    def places(self, pin: Pin, web_url: str) -> tuple[Place, ...]:
+        if self.place is None:
+            return ()
+        path, lines = self.place
+        return (Place(pin, path, lines, permalink(web_url, pin.sha, path, lines)),)
+
+    def diagnostic(self, pin: Pin, web_url: str) -> Diagnostic:
+        return Diagnostic(
+            kind="reference",
+            source=self.source,
+            status=self.status,
+            message=self.message,
+            target=f"`{self.text}`@{pin.name}",
+            pin=pin,
+            places_of=lambda: self.places(pin, web_url),
+            identity=("reference", self.text),
+            payload_of=self.as_dict,
+        )
+
+
+# -- what is checked -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one name is checked: the names that must all occur, or a fragment."""
+
+    kind: str
+    lookups: tuple[str, ...] = ()
+    fragment: Fragment | None = None
+
+
+_IDENT_RE = re.compile(r"[A-Za-z_$][\w$]*")
+_DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_PACKAGE_RE = re.compile(r"(@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*)(?:@\d[\w.+-]*)?")
+_QUOTED_RE = re.compile(r"""'([^'\\\n]+)'|"([^"\\\n]+)\"""")
+_KEBAB_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
+_NOT_NAMES = ("absent:", "claim:", "prior:", "quoted:")
+MAX_STRING_CHARS = 80
+
+
+def classify(name: Name) -> Plan | None:
+    """How a name from `names.code_names` is checked; None when it is not (module docstring)."""
+    text = name.text.strip()
+    if name.kind == IDENTIFIER:
+        return Plan(IDENTIFIER, (text,))
+    if name.kind == DOTTED:
+        return _dotted(text)
+    if name.kind == PACKAGE:
+        return _package(text)
+    if name.kind == STRING:
+        return Plan(STRING, (text,)) if _code_like(text) else None
+    if name.kind == CODE:
+        return _code(text)
+    return None
+
+
+def _dotted(text: str) -> Plan | None:
+    return None if _is_file_name(text) else Plan(DOTTED, tuple(dict.fromkeys(text.split("."))))
+
+
+def _package(text: str) -> Plan | None:
+    m = _PACKAGE_RE.fullmatch(text)
+    return Plan(PACKAGE, (m.group(1),)) if m else None
+
+
+def _code_like(text: str) -> bool:
+    """A string in running prose that reads as code, not as a quotation."""
+    if not text or any(c.isspace() for c in text) or "\\" in text or not any(c.isalpha() for c in text):
+        return False
+    return any(c in "/_.:@$" for c in text) or is_identifier_like(text)
+
+
+def _code(text: str) -> Plan | None:
+    if text.startswith(_NOT_NAMES):
+        return None
+    bare = re.sub(r"(?:\(\)|\[\])$", "", text)
+    if _IDENT_RE.fullmatch(bare):
+        return Plan(IDENTIFIER, (bare,))
+    if _DOTTED_RE.fullmatch(bare):
+        return _dotted(bare)
+    if _PACKAGE_RE.fullmatch(text):
+        return _package(text)
+    if _KEBAB_RE.fullmatch(text):
+        return Plan(STRING, (text,))  # `dsh-compaction-basic`: a plugin, package or event name
+    m = _QUOTED_RE.fullmatch(text)
+    if m:
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        ok = inner.strip() == inner and len(inner) <= MAX_STRING_CHARS
+        return Plan(STRING, (inner,)) if ok else None
+    fragment = parse_fragment(text)
+    return Plan("fragment", fragment=fragment) if fragment is not None else None
+
+
+# -- checking ----------------------------------------------------------------------
+
+
+def _plans(items: list[tuple[Name, SourceLocation]]) -> list[tuple[Name, SourceLocation, Plan]]:
+    return [(name, where, plan) for name, where in items if (plan := classify(name)) is not None]
+
+
+def _named(name: Name, plan: Plan) -> set[str]:
+    return {name.text, *plan.lookups, plan.fragment.name if plan.fragment is not None else ""} - {""}
+
+
+def _look_up(plans: list[Plan], snapshot: "Snapshot") -> dict[str, bool]:
+    """One pass over the tree for every name not yet known at this commit, and
+    for the names of fragments whose verdict is not cached yet."""
+    index = index_for(snapshot)
+    lookups = [x for p in plans for x in p.lookups]
+    tokens = [t for p in plans if p.fragment is not None and not cached(p.fragment, snapshot.sha)
+              for t in p.fragment.tokens]
+    unknown = index.unknown(lookups)
+    if unknown or tokens:
+        index.paths(unknown + tokens)
+    return index.present(lookups)
+
+
+def prefetch_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot") -> None:
+    """Look up, in one pass, the names of several documents pinned to the same
+    commit, so that `check_references` on each finds them known. Optional: it
+    only saves the cold cost of one pass over the tree per document."""
+    _look_up([plan for _, _, plan in _plans(items)], snapshot)
+
+
+def _claimed_absent(names: set[str], claims: list[str]) -> str | None:
+    for claim in claims:
+        if any(n.lower() == claim.lower() if any_case(claim) else n == claim for n in names):
+            return claim
+    return None
+
+
+def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot", *, exempt: set[str],
+                     absent: list[tuple[str, SourceLocation]], history: bool = True) -> list[Reference]:
+    """Every checkable name and fragment of `items`, and every absence claim,
+    at the snapshot's commit; in source order. Items that are not checked
+    (module docstring) are left out. A name the document claims absent
+    (`absent: NAME`) is not looked up as a name: the claim itself is checked."""
+    index = index_for(snapshot)
+    at = snapshot.sha[:8]
+    plans = _plans(items)
+    claims = [text for text, _ in absent]
+    excused: list[str | None] = []
+    for name, _, plan in plans:
+        named = _named(name, plan)
+        excused.append("introduced by this document" if named & exempt else
+                       (f"the document claims it absent (`absent: {claim}`)"
+                        if (claim := _claimed_absent(named, claims)) else None))
+    present = _look_up([plan for (_, _, plan), why in zip(plans, excused) if why is None], snapshot)
+
+    out: list[Reference] = []
+    missing: dict[int, str] = {}  # position in `out` -> the name that occurs nowhere
+    for (name, where, plan), why in zip(plans, excused):
+        if why is not None:
+            out.append(Reference(where, name.text, plan.kind, ReferenceStatus.OK, why))
+            continue
+        if plan.fragment is None:
+            gone = [x for x in plan.lookups if not present[x]]
+            if gone:
+                missing[len(out)] = gone[0]
+                out.append(Reference(where, name.text, plan.kind, ReferenceStatus.PHANTOM, ""))
+            else:
+                what = "occurs" if len(plan.lookups) == 1 else f"each of {', '.join(f'`{x}`' for x in plan.lookups)} occurs"
+                out.append(Reference(where, name.text, plan.kind, ReferenceStatus.OK, f"{what} at {at}"))
+            continue
+        verdict = evaluate(plan.fragment, snapshot, index)
+        if verdict is None:
+            continue  # undecided: not every candidate could be compared
+        if verdict.status == "phantom":
+            missing[len(out)] = plan.fragment.name
+        out.append(_fragment_reference(name, where, verdict))
+
+    answers = index.deletions(sorted(set(missing.values()))) if history and missing else {}
+    for i, gone_name in missing.items():
+        status, message = _phantom(gone_name, at, answers.get(gone_name), history)
+        out[i] = Reference(out[i].source, out[i].text, out[i].kind, status, message)
+
+    out += [_absence(text, where, snapshot) for text, where in absent]
+    out.sort(key=lambda r: (r.source.file, r.source.line, r.source.column))
+    return out
+
+
+def _absence(text: str, where: SourceLocation, snapshot: "Snapshot") -> Reference:
+    places = index_for(snapshot).occurrences(text, snapshot)
+    if not places:
+        case = "in any case" if any_case(text) else "in this case"
+        return Reference(where, text, "absence", ReferenceStatus.ABSENT_CONFIRMED,
+                         f"`{text}` occurs nowhere at {snapshot.sha[:8]}, {case}, in file contents or paths")
+    shown = ", ".join(f"{p}:{n}" if n else f"{p} (path)" for p, n in places)
+    first = next(((p, LineRange(n, n)) for p, n in places if n), None)
+    return Reference(where, text, "absence", ReferenceStatus.PRESENT, f"`{text}` occurs at {shown}", first)
+
+
+_FRAGMENT_STATUS = {"ok": ReferenceStatus.OK, "value_differs": ReferenceStatus.VALUE_DIFFERS,
+                    "no_match": ReferenceStatus.NO_MATCH, "phantom": ReferenceStatus.PHANTOM}
+
+
+def _fragment_reference(name: Name, where: SourceLocation, verdict: FragmentVerdict) -> Reference:
+    return Reference(where, name.text, "fragment", _FRAGMENT_STATUS[verdict.status], verdict.message, verdict.place)
+
+
+def _phantom(name: str, at: str, answer: HistoryAnswer | None, searched: bool) -> tuple[ReferenceStatus, str]:
+    head = f"`{name}` occurs nowhere at {at}"
+    if answer is None:
+        return ReferenceStatus.PHANTOM, head + ("" if not searched else " (its history was not searched: time budget spent)")
+    if answer.deletion is not None:
+        return ReferenceStatus.DELETED, f"{head}; it was deleted at {answer.deletion}"
+    if answer.reached_root:
+        return ReferenceStatus.PHANTOM, f"{head}, nor in any of the {answer.commits} first-parent commits up to it"
+    return ReferenceStatus.PHANTOM, f"{head}, nor in the {answer.commits} first-parent commits up to it (git log -S)"
+
+
+# -- reading a document --------------------------------------------------------------
+
+ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*([^`\s][^`\n]*?)[ \t]*`(?!`)")
+_CODE_LANGUAGES = frozenset("ts typescript tsx js javascript jsx mjs cjs mts cts".split())
+
+
+def _front_lines(text: str) -> int:
+    from .findings import split_front_matter
+
+    try:
+        return split_front_matter(text, "")[1]
+    except InputError:
+        return 0
+
+
+def _prose(text: str) -> Iterator[tuple[int, str]]:
+    """(offset in `text`, chunk) for each prose block below the front matter."""
+    from .findings import prose_chunks
+
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    chunks, _ = prose_chunks(text, _front_lines(text))
+    for a, b in chunks:
+        yield starts[a], "\n".join(lines[a:b])
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of an offset."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+def _citation_extents(chunk: str) -> list[tuple[int, int]]:
+    """Each citation with the code span around it and the anchors after it."""
+    spans = code_spans(chunk)
+    out = []
+    for raw in find_citations(chunk):
+        start, after = raw.start, raw.end
+        for s_start, c_start, c_end, s_end in spans:
+            if c_start <= raw.start and raw.end <= c_end:
+                start, after = s_start, s_end
+                break
+        end = after
+        arrow = _ARROW_RE.match(chunk, after)
+        pos = arrow.end() if arrow else -1
+        while pos >= 0 and (span := _CODE_SPAN_RE.match(chunk, pos)):
+            end = span.end()
+            plus = _PLUS_RE.match(chunk, end)
+            pos = plus.end() if plus and _CODE_SPAN_RE.match(chunk, plus.end()) else -1
+        out.append((start, end))
+    return out
+
+
+def document_names(text: str) -> list[tuple[Name, int, int]]:
+    """The code-like names in a Markdown document's prose, with their 1-based
+    line and column; offsets in each Name are offsets in `text`. Citations
+    and their anchors, claims and absence claims are not names."""
+    out = []
+    for offset, chunk in _prose(text):
+        skip = _citation_extents(chunk)
+        skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
+        skip += [(m.start(), m.end()) for m in ABSENT_SPAN_RE.finditer(chunk)]
+        for n in code_names(chunk, skip):
+            line, column = _line_column(text, offset + n.start)
+            out.append((Name(n.text, n.kind, offset + n.start, offset + n.end), line, column))
+    return out
+
+
+def absent_claims(text: str) -> list[tuple[str, int, int]]:
+    """Each `` `absent: NAME` `` in the document's prose: the name, 1-based line and column."""
+    out = []
+    for offset, chunk in _prose(text):
+        for m in ABSENT_SPAN_RE.finditer(chunk):
+            line, column = _line_column(text, offset + m.start())
+            out.append((m.group(1), line, column))
+    return out
+
+
+def defined_in_code_blocks(text: str) -> set[str]:
+    """The names declared in the document's fenced TypeScript/JavaScript
+    blocks: each declaration's dotted name and its last component."""
+    from .findings import prose_chunks
+    from .symbols import build_symbol_table
+
+    lines = text.split("\n")
+    _, fences = prose_chunks(text, _front_lines(text))
+    names: set[str] = set()
+    for a, b in fences:
+        info = lines[a].strip().lstrip("`~").strip().split()
+        if not info or info[0].lower() not in _CODE_LANGUAGES:
+            continue
+        close = b - 1 if b - 1 > a and lines[b - 1].strip().startswith(("```", "~~~")) else b
+        body = "\n".join(lines[a + 1:close]).encode("utf-8")
+        suffix = ".tsx" if info[0].lower() in ("tsx", "jsx") else ".ts"
+        for dotted in build_symbol_table(f"block{suffix}", body).spans:
+            names.add(dotted)
+            names.add(dotted.rsplit(".", 1)[-1])
+    return names
+
+
+def introduced(front_matter: dict) -> set[str]:
+    """The names front matter `introduces:` (a name or a list of names)."""
+    value = front_matter.get("introduces")
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, list):
+        return {str(v) for v in value if isinstance(v, (str, int))}
+    return set()
+
+
+def document_exemptions(text: str) -> set[str]:
+    """Names the document introduces itself: `introduces:` and its code blocks' declarations."""
+    from .findings import split_front_matter
+
+    try:
+        front = split_front_matter(text, "")[0]
+    except InputError:
+        front = {}
+    return introduced(front) | defined_in_code_blocks(text)

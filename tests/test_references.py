@@ -1,0 +1,385 @@
+"""Names and quoted code checked at a pin: every status, exemptions, absence
+claims, the cache, and structural matching, on a tiny DSH-shaped repository."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from fixture_repo import _commit, _write, git
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dshaudit import cache, nameindex
+from dshaudit.fragments import parse_fragment
+from dshaudit.model import LineRange, Pin, SourceLocation
+from dshaudit.names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name
+from dshaudit.references import (
+    Reference,
+    ReferenceStatus,
+    absent_claims,
+    check_references,
+    classify,
+    defined_in_code_blocks,
+    document_exemptions,
+    document_names,
+)
+from dshaudit.repository import DshRepository
+
+AGENT = """\
+export const LIMIT = 0
+export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000
+
+export interface AgentFactory {
+  create(): void
+  readonly timedOut: boolean
+}
+
+export class AgentRegistry {
+  private factory?: AgentFactory
+
+  setFactory(factory: AgentFactory): () => void {
+    this.factory = factory
+    return () => {
+      this.factory = undefined
+    }
+  }
+}
+
+export const marker = Object.freeze({ kind: 'plugin', plugin: 'compact', extra: 1 } as const)
+
+export function emit(session: Session, seq: number) {
+  session.append("user/message", { surfaceOp: 'append', sourceEventSeqs: [seq] })
+}
+"""
+
+LEGACY = "export function legacyHelper() {\n  return 'old'\n}\n"
+GUIDE = "# Guide\n\nMount it with `ctx.plugin(Loader)`; the registry does the rest.\nA loader is a plugin.\n"
+PACKAGE_JSON = '{\n  "name": "@dsh/agent",\n  "version": "1.0.0",\n  "private": true\n}\n'
+
+
+@pytest.fixture(scope="module")
+def dsh(tmp_path_factory):
+    """Three commits: v1 has everything, v2 deletes legacy.ts, v3 adds a note. Pin: v3."""
+    base = tmp_path_factory.mktemp("refs")
+    root = base / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "packages/core/agent/src/index.ts", AGENT)
+    _write(root, "packages/core/agent/src/legacy.ts", LEGACY)
+    _write(root, "packages/core/agent/package.json", PACKAGE_JSON)
+    _write(root, "docs/guide.md", GUIDE)
+    shas = {"v1": _commit(root, "v1: the agent package", "2026-08-01T10:00:00Z", "v1")}
+    git(root, "rm", "-q", "packages/core/agent/src/legacy.ts")
+    shas["v2"] = _commit(root, "drop the legacy helper", "2026-08-02T10:00:00Z", "v2")
+    _write(root, "docs/notes.txt", "nothing to see\n")
+    shas["v3"] = _commit(root, "v3: notes", "2026-08-03T10:00:00Z", "v3")
+    return root, shas
+
+
+@pytest.fixture
+def snap(dsh, tmp_path, monkeypatch):
+    """The v3 snapshot, with a fresh cache for this test and no index in memory."""
+    root, shas = dsh
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    nameindex.forget()
+    cache.begin()
+    yield DshRepository(root / ".git", "fixture").snapshot(shas["v3"])
+    cache.end()
+    nameindex.forget()
+
+
+def where(line: int = 1) -> SourceLocation:
+    return SourceLocation("f.md", line, 1)
+
+
+def check(snapshot, *texts: str, kind: str = CODE, exempt: set[str] | None = None,
+          absent: list[str] | None = None, history: bool = True) -> list[Reference]:
+    items = [(Name(t, kind, 0, len(t)), where(i + 1)) for i, t in enumerate(texts)]
+    claims = [(a, where(100 + i)) for i, a in enumerate(absent or [])]
+    return check_references(items, snapshot, exempt=exempt or set(), absent=claims, history=history)
+
+
+def one(snapshot, text: str, **kw) -> Reference:
+    refs = check(snapshot, text, **kw)
+    assert len(refs) == 1, refs
+    return refs[0]
+
+
+# -- names -------------------------------------------------------------------------
+
+
+def test_a_name_that_occurs_is_ok(snap):
+    for text in ("AgentRegistry", "setFactory()", "AgentRegistry.setFactory", "'user/message'"):
+        assert one(snap, text).status is ReferenceStatus.OK, text
+    assert one(snap, "@dsh/agent@1.0.0", kind=PACKAGE).status is ReferenceStatus.OK
+
+
+def test_a_name_found_only_inside_a_longer_one_is_phantom(snap):
+    ref = one(snap, "Registry")
+    assert ref.status is ReferenceStatus.PHANTOM
+    assert one(snap, "agentregistry").status is ReferenceStatus.PHANTOM  # case-sensitive
+
+
+def test_a_name_that_never_existed_is_phantom_and_says_what_was_searched(snap):
+    ref = one(snap, "neverExistedName")
+    assert ref.status is ReferenceStatus.PHANTOM
+    assert "occurs nowhere at" in ref.message
+    assert "any of the 3 first-parent commits" in ref.message
+    assert not one(snap, "neverExistedName", history=False).message.endswith(")")
+
+
+def test_a_deleted_name_names_the_commit_that_deleted_it(snap, dsh):
+    _, shas = dsh
+    ref = one(snap, "legacyHelper")
+    assert ref.status is ReferenceStatus.DELETED
+    assert f"deleted at {shas['v2'][:8]} 2026-08-02" in ref.message
+    assert "drop the legacy helper" in ref.message
+
+
+def test_a_dotted_name_needs_every_component(snap):
+    ref = one(snap, "AgentRegistry.nope", kind=DOTTED)
+    assert ref.status is ReferenceStatus.PHANTOM
+    assert "`nope`" in ref.message
+
+
+def test_what_is_not_a_name_is_not_checked(snap):
+    texts = ("git grep -n foo", "packages/core/agent/src/index.ts", "index.ts", "600_000", "rc7..rc2",
+             "log-only prose", "{ts,tsx}", "session.events[seq]", "claim: x.y == 3", "99f6f02f")
+    assert check(snap, *texts) == []
+    # In running prose a quoted plain word is a quotation, not code.
+    assert check(snap, "deletes", "No privileged core", kind=STRING) == []
+    assert one(snap, "user/message", kind=STRING).status is ReferenceStatus.OK
+
+
+def test_classification():
+    def plan(text, kind=CODE):
+        p = classify(Name(text, kind, 0, len(text)))
+        return None if p is None else (p.kind, p.lookups, p.fragment.kind if p.fragment else None)
+
+    assert plan("AgentRegistry", IDENTIFIER) == ("identifier", ("AgentRegistry",), None)
+    assert plan("ctx.plugin()") == ("dotted", ("ctx", "plugin"), None)
+    assert plan("SubagentListEntry[]") == ("identifier", ("SubagentListEntry",), None)
+    assert plan("@scope/name@1.2.3", PACKAGE) == ("package", ("@scope/name",), None)
+    assert plan("dsh-compaction-basic") == ("string", ("dsh-compaction-basic",), None)
+    assert plan("\"tool/start\"") == ("string", ("tool/start",), None)
+    assert plan("LIMIT = 3") == ("fragment", (), "binding")
+    assert plan("{ kind: 'x' }") == ("fragment", (), "object")
+    assert plan("ctx.plugin(Loader)") == ("fragment", (), "expression")
+    assert plan("absent: ollama") is None
+    assert plan("wc -l") is None
+
+
+# -- fragments ---------------------------------------------------------------------
+
+
+def test_a_binding_compares_with_the_declared_value(snap):
+    ok = one(snap, "LIMIT = 0")
+    assert ok.status is ReferenceStatus.OK
+    assert ok.place == ("packages/core/agent/src/index.ts", LineRange(1, 1))
+    assert one(snap, "const LIMIT = 0").status is ReferenceStatus.OK
+    differs = one(snap, "LIMIT = 3")
+    assert differs.status is ReferenceStatus.VALUE_DIFFERS
+    assert differs.message == "`LIMIT` is 0 at packages/core/agent/src/index.ts:1, not 3"
+    assert differs.place == ("packages/core/agent/src/index.ts", LineRange(1, 1))
+    # Numbers compare by value: 600_000 is 10 * 60 * 1000.
+    assert one(snap, "DEFAULT_TIMEOUT_MS = 600_000").status is ReferenceStatus.OK
+    assert one(snap, "DEFAULT_TIMEOUT_MS = 60_000").status is ReferenceStatus.VALUE_DIFFERS
+
+
+def test_a_binding_of_a_name_that_occurs_nowhere_is_phantom(snap):
+    assert one(snap, "NO_SUCH_LIMIT = 3").status is ReferenceStatus.PHANTOM
+
+
+def test_key_value_compares_with_object_entries_and_typed_properties(snap):
+    assert one(snap, "surfaceOp: 'append'").status is ReferenceStatus.OK
+    assert one(snap, 'surfaceOp: "append",').status is ReferenceStatus.OK
+    differs = one(snap, "surfaceOp: 'replace'")
+    assert differs.status is ReferenceStatus.VALUE_DIFFERS
+    assert "`surfaceOp` is 'append' at packages/core/agent/src/index.ts:23" in differs.message
+    assert one(snap, "timedOut: boolean").status is ReferenceStatus.OK
+    assert one(snap, '"private": true').status is ReferenceStatus.OK  # JSON
+
+
+def test_objects_match_as_subsets_whatever_the_spelling(snap):
+    for text in ("{ kind: 'plugin', plugin: 'compact' }",
+                 '{plugin:"compact",kind:"plugin",}',
+                 "{ kind: 'plugin',\n   plugin: 'compact', … }",
+                 "kind: 'plugin', plugin: 'compact'"):
+        ref = one(snap, text)
+        assert ref.status is ReferenceStatus.OK, text
+        assert ref.place == ("packages/core/agent/src/index.ts", LineRange(20, 20))
+
+
+def test_an_object_with_a_key_the_code_lacks_matches_nothing(snap):
+    ref = one(snap, "{ kind: 'plugin', plugin: 'compact', nope: 2 }")
+    assert ref.status is ReferenceStatus.NO_MATCH
+    assert "`nope`" in ref.message
+    assert one(snap, "{ kind: 'plugin', plugin: 'other' }").status is ReferenceStatus.NO_MATCH
+    assert one(snap, "{ kind: 'plugin', extra: 2 }").status is ReferenceStatus.NO_MATCH
+
+
+def test_calls_and_assignments_match_by_structure(snap):
+    assert one(snap, "session.append('user/message', X)").status is ReferenceStatus.OK
+    assert one(snap, "session.append('user/message')").status is ReferenceStatus.OK  # leading arguments
+    assert one(snap, "append('user/message', { surfaceOp: 'append' })").status is ReferenceStatus.OK
+    assert one(snap, "session.append('assistant/message', X)").status is ReferenceStatus.NO_MATCH
+    assert one(snap, "this.factory = factory").status is ReferenceStatus.OK
+    assert one(snap, "this.factory = null").status is ReferenceStatus.VALUE_DIFFERS
+
+
+def test_code_quoted_from_a_document_matches_its_text(snap):
+    ref = one(snap, "ctx.plugin(Loader)")
+    assert ref.status is ReferenceStatus.OK
+    assert ref.place == ("docs/guide.md", LineRange(3, 3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=120))
+def test_the_fragment_parser_never_raises(text):
+    fragment = parse_fragment(text)
+    assert fragment is None or fragment.kind in ("object", "binding", "expression")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.from_regex(r"[{(\[]?[ a-z:'\",=.()\[\]{}0-9_…-]{0,40}", fullmatch=True))
+def test_the_fragment_parser_never_raises_on_code_like_text(text):
+    parse_fragment(text)
+
+
+# -- exemptions and absence claims -------------------------------------------------------
+
+
+def test_names_the_document_introduces_are_ok(snap):
+    ref = one(snap, "myTool", exempt={"myTool"})
+    assert ref.status is ReferenceStatus.OK
+    assert ref.message == "introduced by this document"
+    assert one(snap, "myTool.run", kind=DOTTED, exempt={"myTool"}).status is ReferenceStatus.OK
+    assert one(snap, "MY_LIMIT = 3", exempt={"MY_LIMIT"}).status is ReferenceStatus.OK
+
+
+def test_exemptions_from_front_matter_and_code_blocks():
+    text = ("---\npin: v1\nintroduces: [my_tool, otherName]\n---\n\nProse.\n\n"
+            "```ts\nexport const HELPER_LIMIT = 3\nclass Widget { render() {} }\n```\n\n"
+            "```yaml\nnot_code: 1\n```\n")
+    assert defined_in_code_blocks(text) >= {"HELPER_LIMIT", "Widget", "Widget.render", "render"}
+    assert "not_code" not in defined_in_code_blocks(text)
+    assert document_exemptions(text) >= {"my_tool", "otherName", "HELPER_LIMIT"}
+
+
+def test_absence_claims_are_verified(snap):
+    refs = check(snap, absent=["ollama", "Loader", "loader", "registry"])
+    by_text = {r.text: r for r in refs}
+    assert by_text["ollama"].status is ReferenceStatus.ABSENT_CONFIRMED
+    assert by_text["ollama"].kind == "absence"
+    # Smart case: a capital makes the claim exact; none makes it any case.
+    assert by_text["Loader"].status is ReferenceStatus.PRESENT  # `ctx.plugin(Loader)` in the guide
+    assert by_text["loader"].status is ReferenceStatus.PRESENT
+    present = by_text["registry"]
+    assert present.status is ReferenceStatus.PRESENT
+    assert present.message == "`registry` occurs at docs/guide.md:3"
+    assert present.place == ("docs/guide.md", LineRange(3, 3))
+
+
+def test_a_name_the_document_claims_absent_is_not_a_phantom(snap):
+    refs = check(snap, "ollamaClient", "ollama", absent=["ollama"])
+    assert [(r.text, r.status) for r in refs] == [
+        ("ollamaClient", ReferenceStatus.PHANTOM),
+        ("ollama", ReferenceStatus.OK),
+        ("ollama", ReferenceStatus.ABSENT_CONFIRMED),
+    ]
+
+
+def test_absence_claims_in_a_document():
+    text = "---\npin: v1\n---\n\nThere is no `absent: ollama` support.\n\n```md\n`absent: hidden`\n```\n"
+    assert absent_claims(text) == [("ollama", 5, 13)]
+
+
+# -- documents ------------------------------------------------------------------------
+
+
+def test_document_names_skip_citations_anchors_claims_and_absence_claims():
+    text = ("---\npin: v1\n---\n\n# Title\n\n"
+            "`AgentRegistry.setFactory` is set (`packages/a.ts:3` → `setFactory(f)` + `more`),\n"
+            "see `claim: x.count == 3` and `absent: ollama`; persist_session is a name.\n\n"
+            "```ts\nconst inBlock = 1\n```\n")
+    names = [(n.text, n.kind, line, col) for n, line, col in document_names(text)]
+    assert names == [
+        ("AgentRegistry.setFactory", CODE, 7, 1),
+        ("persist_session", IDENTIFIER, 8, 49),
+    ]
+    n = document_names(text)[1][0]
+    assert text[n.start:n.end] == "persist_session"
+
+
+# -- the cache --------------------------------------------------------------------------
+
+
+def test_a_second_lookup_reads_nothing_from_git(snap, dsh, monkeypatch, tmp_path):
+    texts = ("AgentRegistry", "neverExistedName", "legacyHelper", "LIMIT = 3", "{ kind: 'plugin' }",
+             "ctx.plugin(Loader)")
+    first = check(snap, *texts, absent=["ollama", "registry"])
+    cache.end()  # written to disk
+    nameindex.forget()
+    cache.begin()
+    root, shas = dsh
+    snapshot = DshRepository(root / ".git", "fixture").snapshot(shas["v3"])
+
+    def no_git(*args, **kwargs):
+        raise AssertionError(f"git was run: {args}")
+
+    monkeypatch.setattr(subprocess, "run", no_git)
+    monkeypatch.setattr(subprocess, "Popen", no_git)
+    monkeypatch.setattr(type(snapshot), "read_many", no_git)
+    second = check(snapshot, *texts, absent=["ollama", "registry"])
+    assert second == first
+
+
+def test_one_pass_looks_up_every_name(snap):
+    index = nameindex.index_for(snap)
+    check(snap, "AgentRegistry", "setFactory", "LIMIT", "'user/message'", "@dsh/agent", kind=CODE, history=False)
+    assert index.git_calls == 2  # the word names, then the names with other characters
+
+
+# -- output -------------------------------------------------------------------------------
+
+
+def test_a_reference_as_json_and_as_a_diagnostic(snap):
+    ref = one(snap, "LIMIT = 3")
+    assert ref.as_dict() == {
+        "source": {"file": "f.md", "line": 1, "column": 1},
+        "text": "LIMIT = 3",
+        "kind": "fragment",
+        "status": "value_differs",
+        "message": "`LIMIT` is 0 at packages/core/agent/src/index.ts:1, not 3",
+    }
+    pin = Pin("v3", snap.sha)
+    d = ref.diagnostic(pin, "https://example.invalid/dsh")
+    assert d.kind == "reference"
+    assert d.target == "`LIMIT = 3`@v3"
+    assert d.identity == ("reference", "LIMIT = 3")
+    assert d.payload == ref.as_dict()
+    assert d.fails()
+    assert [p.url for p in d.places] == [
+        f"https://example.invalid/dsh/blob/{snap.sha}/packages/core/agent/src/index.ts#L1"]
+    assert one(snap, "neverExisted_name").diagnostic(pin, "https://x.invalid").places == ()
+
+
+def test_statuses_know_their_behaviour():
+    failing = {s for s in ReferenceStatus if s.severity.fails()}
+    assert failing == {ReferenceStatus.PHANTOM, ReferenceStatus.DELETED, ReferenceStatus.VALUE_DIFFERS,
+                       ReferenceStatus.NO_MATCH, ReferenceStatus.PRESENT}
+    for s in failing:
+        assert s.short and s.help and s.is_rule
+        assert s.family == "reference"
+    assert not ReferenceStatus.OK.fails() and not ReferenceStatus.ABSENT_CONFIRMED.fails()
+    assert {s.value for s in ReferenceStatus} >= {"ok", "phantom", "deleted", "value_differs", "no_match"}
+
+
+def test_document_text_never_reaches_git_as_an_option(snap, tmp_path):
+    out = tmp_path / "written"
+    for text in (f"--output={out}", "-S--all", "--exec=touch", "--open-files-in-pager=touch"):
+        refs = check(snap, f"'{text}'") + check(snap, absent=[text])
+        assert [r.status for r in refs] == [ReferenceStatus.PHANTOM, ReferenceStatus.ABSENT_CONFIRMED]
+    assert not out.exists()
