@@ -173,8 +173,8 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
         groups.setdefault(session.pins.require(ref, "--from" if from_ref else f"{f.path}: front matter"), []).append(f)
     results = [run_rebase(group, session.pins, session.repository, old_pin, new_pin)
                for old_pin, group in sorted(groups.items(), key=lambda kv: kv[0].name)]
-    before = run_check(files, session.pins, session.repository, from_ref, citations=False).claims
-    after = run_check(files, session.pins, session.repository, to_ref, citations=False).claims
+    before = run_check(files, session.pins, session.repository, from_ref, citations=False, references=False).claims
+    after = run_check(files, session.pins, session.repository, to_ref, citations=False, references=False).claims
     changes = [d for a, b in zip(before, after) if (d := claim_change(a, b, new_pin)) is not None]
     outcome = rebase_outcome(results, new_pin, changes)
     if write:
@@ -261,7 +261,7 @@ def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcom
     from .writing import write_all_atomically
 
     (f,) = session.findings((path,))
-    result = run_check([f], session.pins, session.repository, pin, claims=False)
+    result = run_check([f], session.pins, session.repository, pin, claims=False, references=False)
     by_source = {(v.citation.source.line, v.citation.source.column): v for v in result.verdicts}
     verifier = Verifier(session.pins, session.repository)
     verdicts, texts = {}, {}

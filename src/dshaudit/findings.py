@@ -43,6 +43,7 @@ class FindingsFile:
     pin: str | None = field(default=None)
     claims: tuple[Claim, ...] = ()
     digest: str = ""  # sha256 of the bytes read: a writer checks the file is still what was read
+    text: str = field(default="", repr=False)  # the decoded text, for the names and quoted code it holds
 
 
 def split_front_matter(text: str, where: str) -> tuple[dict, int]:
@@ -269,6 +270,7 @@ def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
         pin=pin,
         claims=tuple(claims_in_markdown(text, shown, skip)),
         digest=hashlib.sha256(data).hexdigest(),
+        text=text,
     )
 
 

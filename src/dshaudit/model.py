@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .status import DiagnosticStatus, Reach, Severity
+
+if TYPE_CHECKING:
+    from .references import Reference
 
 
 @dataclass(frozen=True, order=True)
@@ -387,6 +390,8 @@ class CheckSummary:
     prior_contradicted: int
     citations_warned: int = 0  # warnings (suspect, unpinned): they fail only under --strict
     citations_quoted: int = 0  # other documents' citations that do not hold: reported, never failing
+    references: int = 0  # names and quoted code looked up
+    references_failed: int = 0
 
     @property
     def citations_ok(self) -> int:
@@ -394,7 +399,12 @@ class CheckSummary:
 
     @property
     def failed(self) -> int:
-        return self.citations_failed + self.claims_failed
+        return self.citations_failed + self.claims_failed + self.references_failed
+
+    @property
+    def references_line(self) -> str:
+        return f"{self.references} names and quoted code: {self.references - self.references_failed} ok, " \
+               f"{self.references_failed} failed"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -404,6 +414,7 @@ class CheckSummary:
             **({"warnings": self.citations_warned} if self.citations_warned else {}),
             **({"quoted": self.citations_quoted} if self.citations_quoted else {}),
             "claims": {"total": self.claims, "failed": self.claims_failed, **self.claim_statuses},
+            **({"references": {"total": self.references, "failed": self.references_failed}} if self.references else {}),
         }
 
     @property
@@ -422,6 +433,8 @@ class CheckSummary:
         if self.claims:
             parts = ", ".join(f"{n} {status}" for status, n in sorted(self.claim_statuses.items()) if n)
             line += f"; {self.claims} claims: {parts}; {self.claims_failed} failed"
+        if self.references:
+            line += f"; {self.references_line}"
         return line
 
 
@@ -429,6 +442,12 @@ class CheckSummary:
 class CheckResult:
     verdicts: tuple[Verdict, ...]
     claims: tuple[ClaimVerdict, ...] = ()
+    # Names and quoted code of the documents, each with the pin it was looked up at.
+    references: tuple[tuple[Pin, "Reference"], ...] = ()
+
+    @property
+    def failed_references(self) -> tuple["Reference", ...]:
+        return tuple(r for _, r in self.references if r.status.severity is Severity.ERROR)
 
     @property
     def failed(self) -> tuple[Verdict, ...]:
@@ -449,7 +468,7 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.failed_claims
+        return not self.failed and not self.failed_claims and not self.failed_references
 
     def summary(self) -> CheckSummary:
         files = {v.citation.source.file for v in self.verdicts} | {c.claim.source.file for c in self.claims}
@@ -468,4 +487,6 @@ class CheckResult:
             prior_claims=len(prior),
             prior_confirmed=sum(1 for c in prior if c.status is ClaimStatus.CONFIRMED),
             prior_contradicted=sum(1 for c in prior if c.status is ClaimStatus.CONTRADICTED),
+            references=len(self.references),
+            references_failed=len(self.failed_references),
         )

@@ -13,6 +13,7 @@ nothing checkable, and precision comes first.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 # Kinds, strongest first: a backticked span is the author saying "this is code".
@@ -62,31 +63,47 @@ def is_identifier_like(word: str) -> bool:
     return bool(re.search(r"[a-z][A-Z][a-z]", word))
 
 
-def _is_file_name(token: str) -> bool:
+def is_file_name(token: str) -> bool:
     return token.rsplit(".", 1)[-1].lower() in _FILE_ENDINGS
 
 
 def code_names(text: str, skip: list[tuple[int, int]] | None = None) -> list[Name]:
     """Every code-like name in `text`, in order, none overlapping another.
     `skip` lists spans (citations, claims) whose text is not a name."""
-    taken: list[tuple[int, int]] = list(skip or [])
-    taken += [(m.start(), m.end()) for m in _URL_RE.finditer(text)]
+    # Spans already taken, merged into disjoint intervals kept sorted: whether a
+    # new span is free is then a look at its neighbours, not at every span.
+    starts: list[int] = []
+    ends: list[int] = []
+    for a, b in sorted([*(skip or []), *((m.start(), m.end()) for m in _URL_RE.finditer(text))]):
+        if starts and a <= ends[-1]:
+            ends[-1] = max(ends[-1], b)
+        else:
+            starts.append(a)
+            ends.append(b)
     found: list[Name] = []
 
     def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
+        k = bisect_right(starts, a) - 1
+        if k >= 0 and ends[k] > a:
+            return False
+        return k + 1 >= len(starts) or starts[k + 1] >= b
+
+    def take(a: int, b: int) -> None:
+        k = bisect_right(starts, a)
+        starts.insert(k, a)
+        ends.insert(k, b)
 
     def add(token: str, kind: str, a: int, b: int) -> None:
         if token and free(a, b):
             found.append(Name(token, kind, a, b))
-            taken.append((a, b))
+            take(a, b)
 
     for m in _CODE_SPAN_RE.finditer(text):
         content = m.group(2).strip()
         if content and len(content) <= 120 and not content.startswith(("claim:", "prior:", "quoted:")):
             add(content, CODE, m.start(), m.end())
-        else:
-            taken.append((m.start(), m.end()))
+        elif free(m.start(), m.end()):
+            take(m.start(), m.end())
     for m in _PACKAGE_RE.finditer(text):
         add(m.group(0), PACKAGE, m.start(), m.end())
     for m in _STRING_RE.finditer(text):
@@ -95,7 +112,7 @@ def code_names(text: str, skip: list[tuple[int, int]] | None = None) -> list[Nam
             add(inner, STRING, m.start(), m.end())
     for m in _DOTTED_RE.finditer(text):
         token = m.group(0).removesuffix("()")
-        if not _is_file_name(token) and not re.fullmatch(r"(?:[a-z]\.)+[a-z]?", token.lower()):  # `e.g`, `i.e.`
+        if not is_file_name(token) and not re.fullmatch(r"(?:[a-z]\.)+[a-z]?", token.lower()):  # `e.g`, `i.e.`
             add(token, DOTTED, m.start(), m.start() + len(token))
     for m in _WORD_RE.finditer(text):
         if is_identifier_like(m.group(0)):

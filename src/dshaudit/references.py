@@ -46,16 +46,17 @@ never reported as a phantom.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .diagnostics import Diagnostic, Place, permalink
 from .errors import InputError
 from .fragments import Fragment, FragmentVerdict, cached, evaluate, parse_fragment
-from .grammar import _ARROW_RE, _CODE_SPAN_RE, _PLUS_RE, code_spans, find_citations
+from .grammar import code_spans, find_citations
 from .claims import CLAIM_SPAN_RE
 from .model import LineRange, Pin, SourceLocation
-from .names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name, _is_file_name, code_names, is_identifier_like
+from .names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name, is_file_name, code_names, is_identifier_like
 from .nameindex import HistoryAnswer, any_case, index_for
 from .status import DiagnosticStatus, Reach, Severity
 
@@ -190,7 +191,7 @@ def classify(name: Name) -> Plan | None:
 
 
 def _dotted(text: str) -> Plan | None:
-    return None if _is_file_name(text) else Plan(DOTTED, tuple(dict.fromkeys(text.split("."))))
+    return None if is_file_name(text) else Plan(DOTTED, tuple(dict.fromkeys(text.split("."))))
 
 
 def _package(text: str) -> Plan | None:
@@ -381,21 +382,16 @@ def _line_column(text: str, offset: int) -> tuple[int, int]:
 def _citation_extents(chunk: str) -> list[tuple[int, int]]:
     """Each citation with the code span around it and the anchors after it."""
     spans = code_spans(chunk)
+    content_starts = [c_start for _, c_start, _, _ in spans]
     out = []
     for raw in find_citations(chunk):
         start, after = raw.start, raw.end
-        for s_start, c_start, c_end, s_end in spans:
+        k = bisect_right(content_starts, raw.start) - 1  # the one code span that can hold it
+        if k >= 0:
+            s_start, c_start, c_end, s_end = spans[k]
             if c_start <= raw.start and raw.end <= c_end:
                 start, after = s_start, s_end
-                break
-        end = after
-        arrow = _ARROW_RE.match(chunk, after)
-        pos = arrow.end() if arrow else -1
-        while pos >= 0 and (span := _CODE_SPAN_RE.match(chunk, pos)):
-            end = span.end()
-            plus = _PLUS_RE.match(chunk, end)
-            pos = plus.end() if plus and _CODE_SPAN_RE.match(chunk, plus.end()) else -1
-        out.append((start, end))
+        out.append((start, max(after, raw.anchors_end)))
     return out
 
 

@@ -10,18 +10,22 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
 from .errors import InputError
 from .findings import FindingsFile
-from .model import Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, Pin, Status, Verdict, format_lines
+from .model import (Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, Pin, SourceLocation, Status, Verdict,
+                    format_lines)
 from .pins import PinResolver
 from .repository import DshRepository
 from .snapshot import Snapshot
 from .status import Reach, Severity
 from .inference import FileView, Inferred, alnum, suspect
 from .symbols import SymbolTable, build_symbol_table
+
+if TYPE_CHECKING:
+    from .references import Reference
 
 BINARY_SNIFF_BYTES = 8000
 # Files whose declarations tree-sitter reads (the TypeScript grammar).
@@ -294,6 +298,7 @@ def check(
     *,
     citations: bool = True,
     claims: bool = True,
+    references: bool = True,
 ) -> CheckResult:
     """Verify every citation and evaluate every claim of every file. The
     repository is opened only when something needs it, so findings with only
@@ -312,7 +317,30 @@ def check(
                              f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
     verdicts = _check_citations(files, resolver, repository, pin_override) if citations else []
     claim_verdicts = _check_claims(files, resolver, repository, pin_override) if claims else []
-    return CheckResult(tuple(verdicts), tuple(claim_verdicts))
+    looked_up = _check_references(files, resolver, repository, pin_override) if references else []
+    return CheckResult(tuple(verdicts), tuple(claim_verdicts), tuple(looked_up))
+
+
+def _check_references(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
+                      pin_override: str | None) -> list[tuple[Pin, "Reference"]]:
+    """The names and quoted code of each document, looked up at its pin."""
+    from .references import absent_claims, check_references, document_exemptions, document_names
+
+    out: list[tuple[Pin, Reference]] = []
+    for f in files:
+        ref = pin_override or f.pin
+        pin = resolver.resolve(ref) if ref else None
+        if pin is None or not f.text:
+            continue
+        items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
+        absent = [(t, SourceLocation(f.path, line, col)) for t, line, col in absent_claims(f.text)]
+        if not items and not absent:
+            continue
+        # Pin names in prose (`rc7`) name pins, not code.
+        exempt = document_exemptions(f.text) | set(resolver.config.pins)
+        snapshot = repository().snapshot(pin.sha, pin.name)
+        out += [(pin, r) for r in check_references(items, snapshot, exempt=exempt, absent=absent)]
+    return out
 
 
 def _check_citations(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
@@ -397,20 +425,24 @@ def citation_diagnostic(v: Verdict, web_url: str) -> Diagnostic:
 def check_outcome(result: CheckResult, web_url: str, strict: bool = False, command: str = "check") -> Outcome:
     """A check's verdicts as diagnostics: citations, then claims, each in file order."""
     from .claims import claim_diagnostic
+    from .references import ReferenceStatus
 
     s = result.summary()
     bullets = [("Citations", s.citations_line)]
     if s.claims:
         counts = ", ".join(f"{n} {status}" for status, n in s.claim_statuses.items() if n)
         bullets.append(("Claims", f"{s.claims}: {counts}; {s.claims_failed} failed"))
+    if s.references:
+        bullets.append(("Names", s.references_line))
     diagnostics = [citation_diagnostic(v, web_url) for v in result.verdicts]
     diagnostics += [claim_diagnostic(v, web_url) for v in result.claims]
+    diagnostics += [r.diagnostic(pin, web_url) for pin, r in result.references]
     return Outcome(
         command=command,
         diagnostics=tuple(diagnostics),
         summary=Summary(s.line, s.as_dict(), tuple(bullets), "Every citation and claim holds."),
-        rules=rules_of(Status, ClaimStatus),
+        rules=rules_of(Status, ClaimStatus, ReferenceStatus),
         strict=strict,
-        sections=(("citations", ("citation",)), ("claims", ("claim",))),
+        sections=(("citations", ("citation",)), ("claims", ("claim",)), ("references", ("reference",))),
         files=tuple(sorted({d.source.file for d in diagnostics})),
     )
