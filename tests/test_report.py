@@ -125,3 +125,14 @@ def test_unknown_pin_or_tag_is_exit_2(workspace):
     run = run_cli("report", "--pin", "no-such-tag")
     assert run.exit_code == 2
     assert "pin 'no-such-tag' is not in dshaudit.toml" in run.stderr and "nor a tag of the DSH clone" in run.stderr
+
+
+def test_a_foreign_document_shows_its_phantom_names(workspace):
+    write_findings(workspace, "# A draft\n\nThe registry is filled by `AgentRegistry.setFactoryX`, and "
+                              "`defaults.maxDepth` exists.\n")
+    md = run_cli("report", "--format", "markdown")
+    assert md.exit_code == 1
+    assert "## Names that DSH does not hold" in md.stdout and "`AgentRegistry.setFactoryX`" in md.stdout
+    html = run_cli("report", "--format", "html").stdout
+    assert 'id="phantoms"' in html and "<code>AgentRegistry.setFactoryX</code>" in html
+    assert "defaults.maxDepth" not in md.stdout.split("## Names that DSH does not hold")[1]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import jinja2
 
@@ -25,6 +25,9 @@ from .model import CheckResult, ClaimVerdict, Evidence, Fact, LineRange, Pin, So
 from .status import Reach
 from .textsafe import markdown_code, markdown_text, terminal_safe
 from .verify import FileText
+
+if TYPE_CHECKING:
+    from .references import Reference
 
 MAX_CITED_LINES = 12
 # Reads a file of DSH at a pin (None: not a text file there).
@@ -106,6 +109,11 @@ def _claim(web_url: str, v: ClaimVerdict, others: list[tuple[str, ClaimVerdict |
     }
 
 
+def _reference(web_url: str, pin: Pin, r: "Reference") -> dict[str, Any]:
+    places = r.places(pin, web_url)
+    return {**r.as_dict(), "ok": r.ok, "pin": pin.name, "url": places[0].url if places else None}
+
+
 def _fact(web_url: str, f: Fact) -> dict:
     return {
         "id": f.id,
@@ -152,8 +160,11 @@ def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], 
             for v in primary.result.claims
             if v.claim.source.file == f.path
         ]
+        names = [_reference(web, pin, r) for pin, r in primary.result.references if r.source.file == f.path]
         findings.append({
             "file": f.path,
+            "references": names,
+            "references_failed": sum(not r["ok"] for r in names),
             "title": _title(f, text),
             "pin": primary.pin.name if primary.pin else f.pin,
             "claims": claims,
@@ -181,6 +192,9 @@ def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], 
             "failed": s.failed,
         },
         "findings": findings,
+        # Names the documents use that DSH does not hold at the pin: the section a reader of a draft wants first.
+        "phantoms": [_reference(web, pin, r) for pin, r in primary.result.references
+                     if r.status.value in ("phantom", "deleted")],
         "drift": drift,
         "facts": [_fact(web, f) for f in primary.facts],
     }

@@ -324,9 +324,9 @@ def check(
 def _check_references(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
                       pin_override: str | None) -> list[tuple[Pin, "Reference"]]:
     """The names and quoted code of each document, looked up at its pin."""
-    from .references import absent_claims, check_references, document_exemptions, document_names
+    from .references import absent_claims, check_references, document_exemptions, document_names, prefetch_references
 
-    out: list[tuple[Pin, Reference]] = []
+    work = []
     for f in files:
         ref = pin_override or f.pin
         pin = resolver.resolve(ref) if ref else None
@@ -334,8 +334,14 @@ def _check_references(files: list[FindingsFile], resolver: PinResolver, reposito
             continue
         items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
         absent = [(t, SourceLocation(f.path, line, col)) for t, line, col in absent_claims(f.text)]
-        if not items and not absent:
-            continue
+        if items or absent:
+            work.append((f, pin, items, absent))
+    # Every document's names at a pin in one pass over the tree, before each document is judged.
+    for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
+        prefetch_references([i for _, p, items, _ in work if p == pin for i in items],
+                            repository().snapshot(pin.sha, pin.name))
+    out: list[tuple[Pin, Reference]] = []
+    for f, pin, items, absent in work:
         # Pin names in prose (`rc7`) name pins, not code.
         exempt = document_exemptions(f.text) | set(resolver.config.pins)
         snapshot = repository().snapshot(pin.sha, pin.name)
