@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from functools import wraps
@@ -20,16 +21,19 @@ from .textsafe import terminal_safe
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Indented like the commands' docstrings, which click dedents as one block.
+# Not indented: it is appended to each command's help after that help is
+# dedented (below), so the result does not depend on whether the interpreter
+# already stripped the docstring's indentation (Python 3.13 does, 3.11 and
+# 3.12 do not).
 EXIT_CODES_HELP = """
 
-    \b
-    Exit codes (the same for every command):
-      0  every citation and claim holds
-      1  a citation or claim fails (lint: a problem found; rebase: a citation is ambiguous or lost)
-      2  usage, configuration or findings input error
-      3  the DSH repository is unusable (missing SHA, shallow clone, unreachable URL)
-      4  internal error in dshaudit (a bug: please report it)
+\b
+Exit codes (the same for every command):
+  0  every citation and claim holds
+  1  a citation or claim fails (lint: a problem found; rebase: a citation is ambiguous or lost)
+  2  usage, configuration or findings input error
+  3  the DSH repository is unusable (missing SHA, shallow clone, unreachable URL)
+  4  internal error in dshaudit (a bug: please report it)
 """
 
 REPO_HELP = (
@@ -326,4 +330,4 @@ def lint_command(paths: tuple[Path, ...], strict: bool, fmt: str, outputs: tuple
 
 
 for _command in main.commands.values():
-    _command.help = (_command.help or "").rstrip() + EXIT_CODES_HELP
+    _command.help = inspect.cleandoc(_command.help or "") + EXIT_CODES_HELP
