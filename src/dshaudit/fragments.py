@@ -46,7 +46,7 @@ import tree_sitter
 from . import cache
 from .facts.engine import js_literal, unwrap
 from .model import LineRange
-from .symbols import language_for, parse
+from .symbols import language_for, parse, walk
 
 if TYPE_CHECKING:
     from .nameindex import NameIndex
@@ -113,13 +113,6 @@ def _text(node: tree_sitter.Node) -> str:
     return (node.text or b"").decode("utf-8", "replace")
 
 
-def _walk(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
-
 
 def _without_strings(text: str) -> str:
     return _STRING_RE.sub("''", text)
@@ -140,7 +133,7 @@ def _is_wildcard(node: tree_sitter.Node) -> bool:
 
 def _tokens(node: tree_sitter.Node) -> tuple[str, ...]:
     out: dict[str, None] = {}
-    for n in _walk(node):
+    for n in walk(node):
         if n.type in _NAME_TYPES and not _is_wildcard(n):
             out[_text(n).lstrip("#")] = None
         elif n.type == "string_fragment" and n.parent is not None and n.parent.type == "string":
@@ -234,7 +227,7 @@ def _statement(src: str, top: tree_sitter.Node) -> _Found | None:
 
 
 def _has_structure(node: tree_sitter.Node) -> bool:
-    return any(n.type in _STRUCTURE for n in _walk(node))
+    return any(n.type in _STRUCTURE for n in walk(node))
 
 
 # -- structural comparison -------------------------------------------------------
@@ -429,13 +422,13 @@ def _binding_holds(fragment: Fragment, value: tree_sitter.Node | None, type_text
 def _candidates(fragment: Fragment, root: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
     """Code nodes the fragment may match."""
     if fragment.kind == "binding":
-        for n in _walk(root):
+        for n in walk(root):
             found = _declared(fragment, n)
             if found is not None and _binding_holds(fragment, *found):
                 yield n
         return
     wanted = unwrap(fragment.node).type
-    for n in _walk(root):
+    for n in walk(root):
         if n.type == wanted and match(fragment.node, n):
             yield n
 
@@ -574,7 +567,7 @@ def _declarations(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex",
         root = trees.get(path)
         if root is None:
             continue
-        for n in _walk(root):
+        for n in walk(root):
             found = _declared(fragment, n)
             if found is not None and (found[0] is not None or found[1] is not None):
                 out.append((path, n, found[0], found[1]))

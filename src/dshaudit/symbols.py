@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterator
 
 import tree_sitter
 import tree_sitter_typescript
@@ -55,6 +56,15 @@ def _doc_comment_start(node: tree_sitter.Node) -> int:
         row = prev.start_point[0]
         prev = prev.prev_sibling
     return row
+
+
+def walk(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+    """Every node below `node` (itself included), in source order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
 
 
 @lru_cache(maxsize=None)

@@ -25,6 +25,7 @@ import tree_sitter
 import yaml
 
 from ..model import Evidence, LineRange
+from ..symbols import walk
 from .engine import (
     CannotEvaluate,
     FactContext,
@@ -97,13 +98,6 @@ def evidence(items: Iterable[Sequence[Any]]) -> tuple[Evidence, ...]:
     return tuple(Evidence(p, LineRange(a, b)) for p, a, b in items)
 
 
-def _walk(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
-
 
 def _line_of(text: str, needle: str, start: int = 0) -> int | None:
     i = text.find(needle, start)
@@ -174,7 +168,7 @@ def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
         if (mounted := m.node("mounted")) is not None:
             names.add(node_text(mounted))
         if (mounted_expr := m.node("mounted_expr")) is not None:
-            names |= {node_text(n) for n in _walk(mounted_expr) if n.type == "identifier"}
+            names |= {node_text(n) for n in walk(mounted_expr) if n.type == "identifier"}
         for name in sorted(names):
             used.append([name, ev(path, m.required("mount"))])
     return {"imported": imported, "used": used}
@@ -342,7 +336,7 @@ def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
 
 def _deduplicates(fn: tree_sitter.Node) -> tree_sitter.Node | None:
     """An `if (... a === b ...) return` where neither a nor b is a literal."""
-    for node in _walk(fn):
+    for node in walk(fn):
         if node.type != "if_statement":
             continue
         consequence = node.child_by_field_name("consequence")
@@ -352,7 +346,7 @@ def _deduplicates(fn: tree_sitter.Node) -> tree_sitter.Node | None:
                 and consequence.named_children[0].type == "return_statement")
         ):
             continue
-        for cmp in _walk(field_node(node, "condition")):
+        for cmp in walk(field_node(node, "condition")):
             if cmp.type == "binary_expression" and field_node(cmp, "operator").type == "===":
                 left, right = field_node(cmp, "left"), field_node(cmp, "right")
                 if left.type not in _LITERALS and right.type not in _LITERALS:
@@ -370,7 +364,7 @@ def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
         guard = _deduplicates(fn) if fn is not None else None
         ops = sorted({
             _surface_kind(field_node(p, "value"))
-            for p in _walk(scope)
+            for p in walk(scope)
             if p.type == "pair" and node_text(field_node(p, "key")) == "surfaceOp"
         })
         sites.append({"site": ev(path, pair), "guard": ev(path, guard) if guard is not None else None, "ops": ops})
@@ -412,7 +406,7 @@ def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
     guards = []
     for m in matches:
         found: set[str] = set()
-        for call in _walk(m.required("condition")):
+        for call in walk(m.required("condition")):
             if call.type != "call_expression":
                 continue
             fn = call.child_by_field_name("function")
@@ -441,7 +435,7 @@ def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
 def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
     out = []
     for m in matches:
-        for s in (n for n in _walk(m.required("fallback")) if n.type == "string"):
+        for s in (n for n in walk(m.required("fallback")) if n.type == "string"):
             out.append([str(js_literal(s)), ev(path, m.required("site"))])
     return {"outcomes": out}
 
