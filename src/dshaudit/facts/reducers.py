@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
