@@ -357,3 +357,15 @@ def test_pre_commit_hook_names_a_real_command():
     assert not files.search("README.md")
     assert not files.search("findings/notes.txt")
     assert not files.search("docs/findings/x.md")
+
+
+def test_the_tests_run_on_every_supported_python():
+    import tomllib
+
+    job = load_workflow()["jobs"]["tests"]
+    versions = job["strategy"]["matrix"]["python-version"]
+    assert versions == ["3.11", "3.12", "3.13"]
+    assert [s["run"] for s in job["steps"] if "run" in s] == ["bash .ci/run"]
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    said = {c.rsplit(" ", 1)[1] for c in project["classifiers"] if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)}
+    assert sorted(said) == versions and project["requires-python"] == ">=3.11"
