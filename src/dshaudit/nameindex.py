@@ -215,6 +215,7 @@ class NameIndex:
                     break
         finally:
             proc.kill()
+            proc.stdout.close()
             proc.wait()
         return places
 

@@ -174,6 +174,7 @@ class DshRepository:
             out[oid] = read.read(size)
             read.read(1)  # the newline after each object
         writer.join()
+        read.close()  # the pipe is ours to close: left to the collector, it is a ResourceWarning
         proc.wait()
         return out
 
