@@ -154,20 +154,31 @@ def test_sarif_primary_locations_are_findings_lines(audit):
     assert results[0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 7, "startColumn": 9}
 
 
-def test_sarif_related_locations_are_permalinks_at_the_sha(audit, fixture_repo):
+def test_sarif_related_locations_are_paths_under_a_base_for_the_sha(audit, fixture_repo):
+    """Each DSH place is a path relative to a base per commit (`<web>/blob/<sha>/`), which
+    versionControlProvenance maps to DSH at that SHA: the base plus the path is the permalink."""
     sha = fixture_repo.shas["v1"]
-    by_line = {r["locations"][0]["physicalLocation"]["region"]["startLine"]: r for r in sarif_results(json.loads(check("sarif").stdout))}
-    blob = f"{WEB}/blob/{sha}/{CONTEXT}"
+    run = json.loads(check("sarif").stdout)["runs"][0]
+    by_line = {r["locations"][0]["physicalLocation"]["region"]["startLine"]: r for r in run["results"]}
+    base = f"DSH_{sha[:12]}"
+    assert run["originalUriBaseIds"][base]["uri"] == f"{WEB}/blob/{sha}/"
+    assert {p["mappedTo"]["uriBaseId"] for p in run["versionControlProvenance"]} == {base}
 
     def related(line):
-        return [(x["physicalLocation"]["artifactLocation"]["uri"], x["physicalLocation"].get("region")) for x in by_line[line].get("relatedLocations", [])]
+        out = []
+        for x in by_line[line].get("relatedLocations", []):
+            loc = x["physicalLocation"]
+            assert loc["artifactLocation"]["uriBaseId"] == base
+            out.append((loc["artifactLocation"]["uri"], loc.get("region"), x["properties"]["permalink"]))
+        return out
 
-    assert related(7) == [(f"{blob}#L16", {"startLine": 16, "endLine": 16})]
-    assert related(12) == [(f"{blob}#L20-L22", {"startLine": 20, "endLine": 22})]
-    assert related(13) == [(f"{blob}#L16", {"startLine": 16, "endLine": 16})]
-    assert related(14) == [(f"{blob}#L14-L18", {"startLine": 14, "endLine": 18})]  # the claim's evidence
-    assert related(10) == [(blob, None)]  # out of range: the file, no lines that are not there
-    assert related(11) == [(blob, None)]  # no symbol resolved: the file
+    blob = f"{WEB}/blob/{sha}/{CONTEXT}"
+    assert related(7) == [(CONTEXT, {"startLine": 16, "endLine": 16}, f"{blob}#L16")]
+    assert related(12) == [(CONTEXT, {"startLine": 20, "endLine": 22}, f"{blob}#L20-L22")]
+    assert related(13) == [(CONTEXT, {"startLine": 16, "endLine": 16}, f"{blob}#L16")]
+    assert related(14) == [(CONTEXT, {"startLine": 14, "endLine": 18}, f"{blob}#L14-L18")]  # the claim's evidence
+    assert related(10) == [(CONTEXT, None, blob)]  # out of range: the file, no lines that are not there
+    assert related(11) == [(CONTEXT, None, blob)]  # no symbol resolved: the file
     assert related(9) == []  # no such file: nothing to link to
     assert related(15) == []  # no such fact: no evidence
     assert by_line[7]["relatedLocations"][0]["message"]["text"] == f"{CONTEXT}:16@v1 ({sha[:12]})"
@@ -176,7 +187,8 @@ def test_sarif_related_locations_are_permalinks_at_the_sha(audit, fixture_repo):
 def test_sarif_provenance_without_git_names_dsh_only(audit, fixture_repo):
     run = json.loads(check("sarif").stdout)["runs"][0]
     assert run["versionControlProvenance"] == [
-        {"repositoryUri": WEB, "revisionId": fixture_repo.shas["v1"], "properties": {"pin": "v1"}}
+        {"repositoryUri": WEB, "revisionId": fixture_repo.shas["v1"],
+         "mappedTo": {"uriBaseId": f"DSH_{fixture_repo.shas['v1'][:12]}"}, "properties": {"pin": "v1"}}
     ]
 
 
@@ -202,6 +214,10 @@ def test_sarif_provenance_names_the_audit_repository(audit, fixture_repo, monkey
         "mappedTo": {"uriBaseId": "%SRCROOT%"},
     }
     assert provenance[1]["revisionId"] == fixture_repo.shas["v1"]
+    # The tool's information is where the audit that runs it lives (SARIF Multitool's SARIF2005).
+    assert json.loads(out)["runs"][0]["tool"]["driver"]["informationUri"] == "https://example.com/audit/findings.git"
+    # Every repository the run names maps to a base its paths are relative to (SARIF2007).
+    assert all("uriBaseId" in p["mappedTo"] for p in provenance)
     # Run from a subfolder: findings paths are still relative to the repository root.
     monkeypatch.chdir(audit / "findings")
     results = sarif_results(json.loads(check("sarif", "f.md").stdout))

@@ -86,13 +86,15 @@ def _artifact(file: str, root: Path, repo: AuditRepository | None) -> dict[str, 
 def _result(e: Diagnostic, rule_index: int | None, fingerprint: str, root: Path, repo: AuditRepository | None) -> dict[str, Any]:
     related = []
     for n, place in enumerate(e.places, start=1):
-        physical: dict = {"artifactLocation": {"uri": place.url}}
+        # The path relative to DSH's tree at the pin (the base's URI plus the path is the permalink).
+        physical: dict = {"artifactLocation": {"uri": quote(place.path, safe="/@"), "uriBaseId": dsh_base(place.pin.sha)}}
         if place.lines is not None:
             physical["region"] = {"startLine": place.lines.start, "endLine": place.lines.end}
         related.append({
             "id": n,
             "physicalLocation": physical,
             "message": {"text": f"{place} ({place.pin.sha[:12]})"},
+            "properties": {"permalink": place.url},
         })
     result: dict[str, Any] = {
         "ruleId": e.rule_id,
@@ -136,8 +138,26 @@ def _provenance(items: tuple[Diagnostic, ...], web_url: str, repo: AuditReposito
     dsh_uri = clean_remote_url(web_url)  # the configured web URL, if it is an absolute URI
     for sha, name in sorted(shas.items(), key=lambda kv: (kv[1], kv[0])):
         if dsh_uri:
-            out.append({"repositoryUri": dsh_uri, "revisionId": sha, "properties": {"pin": name}})
+            out.append({"repositoryUri": dsh_uri, "revisionId": sha, "mappedTo": {"uriBaseId": dsh_base(sha)},
+                        "properties": {"pin": name}})
     return out
+
+
+def dsh_base(sha: str) -> str:
+    """The uriBaseId of DSH's tree at one commit: related locations are paths relative to it."""
+    return f"DSH_{sha[:12]}"
+
+
+def _dsh_bases(items: tuple[Diagnostic, ...], web_url: str) -> dict[str, Any]:
+    """One base per DSH commit the run read: `<web>/blob/<sha>/`, which a path completes into a permalink."""
+    out: dict[str, Any] = {}
+    for e in items:
+        for place in e.places:
+            out.setdefault(dsh_base(place.pin.sha), {
+                "uri": f"{web_url.rstrip('/')}/blob/{place.pin.sha}/",
+                "description": {"text": f"DeepSeek Harness at {place.pin.name} ({place.pin.sha})"},
+            })
+    return dict(sorted(out.items()))
 
 
 def render(outcome: Outcome, context: RenderContext) -> str:
@@ -151,6 +171,7 @@ def render(outcome: Outcome, context: RenderContext) -> str:
         "tool": {
             "driver": {
                 "name": "dshaudit",
+                **({"informationUri": repo.uri} if repo is not None and repo.uri else {}),
                 "version": _version(),
                 "semanticVersion": _version(),
                 "rules": rules,
@@ -162,6 +183,7 @@ def render(outcome: Outcome, context: RenderContext) -> str:
                     "text": "The root of the audit repository (outside git: the folder dshaudit ran in).",
                 },
             },
+            **_dsh_bases(shown, context.web_url),
         },
         "columnKind": "unicodeCodePoints",
         "results": [_result(d, index.get(d.rule_id), fp, root, repo) for d, fp in zip(shown, prints)],
