@@ -123,7 +123,12 @@ def _result(e: Diagnostic, rule_index: int | None, fingerprint: str, root: Path,
 
 
 def _provenance(items: tuple[Diagnostic, ...], web_url: str, repo: AuditRepository | None) -> list[dict[str, Any]]:
+    """The audit repository, then DSH at each commit read. Without the audit
+    repository there is nothing to map results to (SARIF2007 for each), so no
+    provenance at all: the DSH_<sha> bases still name the commits."""
     out: list[dict[str, Any]] = []
+    if repo is None or not repo.uri:
+        return out
     if repo is not None and repo.uri:
         audit: dict = {"repositoryUri": repo.uri}
         if repo.revision:
