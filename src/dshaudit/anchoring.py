@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from .model import Citation, Pin, Status, Verdict, format_lines
 from .status import DiagnosticStatus, Severity
-from .verify import FileText, squash
+from .inference import squash
+from .verify import FileText
 
 _TOKEN_RE = re.compile(r"""'[^'\n]{2,60}'|"[^"\n]{2,60}"|[A-Za-z_$][\w$]{2,}""")
 _WORD_RE = re.compile(r"[A-Za-z][\w-]{3,}")

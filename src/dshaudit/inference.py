@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Callable
 
 from .model import LineRange
 from .names import CODE, PACKAGE, STRING, Name, code_names
@@ -204,13 +203,14 @@ class FileView:
     def text(self, r: LineRange) -> str:
         return "\n".join(self.lines[r.start - 1:r.end])
 
-    def find(self, needle: str, squash_fn: Callable[[str], str]) -> list[int]:
-        """1-based lines holding the needle (one line at a time; enough for names)."""
-        want = squash_fn(needle)
-        return [i + 1 for i, ln in enumerate(self.lines) if want and want in squash_fn(ln)]
+    def find(self, needle: str) -> list[int]:
+        """1-based lines holding the needle, whitespace ignored (one line at a time; enough for names)."""
+        want = squash(needle)
+        return [i + 1 for i, ln in enumerate(self.lines) if want and want in squash(ln)]
 
 
-def _squash(text: str) -> str:
+def squash(text: str) -> str:
+    """Text with all whitespace removed: anchors compare this way."""
     return "".join(text.split())
 
 
@@ -250,7 +250,7 @@ def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | No
     for r in region:
         for n in range(r.start, r.end + 1):
             line = view.lines[n - 1] if n - 1 < len(view.lines) else ""
-            if _squash(name) and _squash(name) in _squash(line):
+            if squash(name) and squash(name) in squash(line):
                 # A mention in a comment does not count when the name is declared elsewhere:
                 # the citation points at a remark about the thing, not at the thing.
                 if declared and _COMMENT_LINE_RE.match(line) and not any(s.start <= hi and lo <= s.end for s in declared):
@@ -259,7 +259,7 @@ def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | No
     if declared:
         return "declared at " + ", ".join(f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}"
                                           for s in declared[:3])
-    hits = view.find(name, _squash)
+    hits = view.find(name)
     if not hits or len(hits) > MAX_OTHER_PLACES:
         return ""  # nowhere, or so common in the file that its absence from the lines proves nothing
     if any(_opens_block_around(view.lines, h, lo, hi) for h in hits):

@@ -28,7 +28,8 @@ from .diff import Diff
 from .repository import DshRepository
 from .snapshot import Snapshot
 from .status import DiagnosticStatus, Reach, Severity
-from .verify import FileText, Verifier, squash
+from .inference import squash
+from .verify import FileText, Verifier
 
 
 class MoveStatus(DiagnosticStatus):

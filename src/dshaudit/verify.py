@@ -21,7 +21,7 @@ from .pins import PinResolver
 from .repository import DshRepository
 from .snapshot import Snapshot
 from .status import Reach, Severity
-from .inference import FileView, Inferred, alnum, suspect
+from .inference import FileView, Inferred, alnum, squash, suspect
 from .symbols import SymbolTable, build_symbol_table
 
 if TYPE_CHECKING:
@@ -30,11 +30,6 @@ if TYPE_CHECKING:
 BINARY_SNIFF_BYTES = 8000
 # Files whose declarations tree-sitter reads (the TypeScript grammar).
 SYMBOL_FILE_ENDINGS = frozenset({"ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"})
-
-
-def squash(text: str) -> str:
-    """Text with all whitespace removed: anchors compare this way."""
-    return "".join(text.split())
 
 
 @dataclass
@@ -166,15 +161,11 @@ class Verifier:
             close = snap.closest_paths(citation.path)
             hint = f"; closest existing path: {close[0]}" if close else ""
             return verdict(Status.MISSING_PATH, f"no such file at {pin.name}{hint}")
-        found = self._check_file(citation, snap, path, pin)
-        if isinstance(found, tuple):
-            status, message, resolved = found
-            return Verdict(citation, pin, status, (how + "; " if how else "") + message, resolved, path)
-        return Verdict(citation, pin, found.status, (how + "; " if how and found.message == "ok" else "") + found.message,
-                       found.resolved_lines, path)
+        status, message, resolved = self._check_file(citation, snap, path, pin)
+        return Verdict(citation, pin, status, (how + "; " if how else "") + message, resolved, path)
 
     def _check_file(self, citation: Citation, snap: Snapshot, path: str,
-                    pin: Pin) -> tuple[Status, str, tuple[LineRange, ...]] | Verdict:
+                    pin: Pin) -> tuple[Status, str, tuple[LineRange, ...]]:
         """The levels after the path: a text file, lines in range, symbol, anchors, inferred anchors."""
         def failed(status: Status, message: str, resolved: tuple[LineRange, ...] = ()) -> tuple[Status, str, tuple[LineRange, ...]]:
             return status, message, resolved

@@ -129,12 +129,11 @@ def _provenance(items: tuple[Diagnostic, ...], web_url: str, repo: AuditReposito
     out: list[dict[str, Any]] = []
     if repo is None or not repo.uri:
         return out
-    if repo is not None and repo.uri:
-        audit: dict = {"repositoryUri": repo.uri}
-        if repo.revision:
-            audit["revisionId"] = repo.revision
-        audit["mappedTo"] = {"uriBaseId": SRCROOT}
-        out.append(audit)
+    audit: dict[str, Any] = {"repositoryUri": repo.uri}
+    if repo.revision:
+        audit["revisionId"] = repo.revision
+    audit["mappedTo"] = {"uriBaseId": SRCROOT}
+    out.append(audit)
     shas: dict[str, str] = {}
     for e in items:
         for pin in [e.pin, *(p.pin for p in e.places)]:
