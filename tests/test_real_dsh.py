@@ -34,7 +34,7 @@ def test_findings_hold_at_their_pins(audit_copy):
     assert failures == []
     # The prior audit's citations that corrections.md quotes as wrong are found wrong, and only reported.
     quoted = [(c["source"]["line"], c["status"]) for c in run.json["citations"] if c["quoted"] and c["status"] != "ok"]
-    assert quoted == [(23, "suspect"), (79, "suspect"), (83, "suspect")]
+    assert quoted == [(23, "suspect"), (78, "suspect"), (79, "suspect"), (83, "suspect"), (86, "suspect")]
     assert run.exit_code == 0
     assert run.json["summary"]["total"] >= 20
 
@@ -111,7 +111,8 @@ def test_missing_paths_are_caught(audit_copy):
 
 def test_prior_audit_citation_in_range_but_elsewhere(dsh_repo, tmp_path, monkeypatch):
     """The prior audit's AgentRegistry.setFactory citation is in range at rc7 but
-    points at other code: a range check passes it, dshaudit does not."""
+    points at other code: a range check passes it, dshaudit does not, even with
+    nothing in the text to compare."""
     shutil.copy(REPO_ROOT / "dshaudit.toml", tmp_path / "dshaudit.toml")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "prior.md").write_text(
@@ -120,7 +121,9 @@ def test_prior_audit_citation_in_range_but_elsewhere(dsh_repo, tmp_path, monkeyp
         "`packages/core/agent/src/index.ts:176-181#AgentRegistry.setFactory`\n"
     )
     doc = run_cli("check", "prior.md", "--repo", str(dsh_repo), "--format", "json").json
-    assert [c["status"] for c in doc["citations"]] == ["ok", "outside_symbol"]
+    # Line 176 is blank: no one citing from this version of the file starts there.
+    assert [c["status"] for c in doc["citations"]] == ["suspect", "outside_symbol"]
+    assert doc["citations"][0]["message"].startswith("line 176, where the citation starts, is blank")
     assert doc["citations"][1]["message"].startswith("lines 176-181 are outside AgentRegistry.setFactory (declared at ")
 
 

@@ -182,6 +182,79 @@ def test_a_doc_comment_belongs_to_its_declaration(workspace, fixture_repo):
     assert got["status"] == "ok", got["message"]
 
 
+@pytest.mark.parametrize("cited, status, said", [
+    (f"{AGENT}:13", "suspect", "line 13, where the citation starts, is blank"),
+    (f"{AGENT}:21", "suspect", "line 21, where the citation starts, is only `}`"),
+    (f"{AGENT}:19-22", "suspect", "line 21 closes a bracket opened before the cited lines"),
+    (f"{AGENT}:17-21", "ok", ""),
+    (f"{CONTEXT}:19-21", "suspect", "where the citation starts, is only `}`"),
+    (f"{AGENT}:22-24", "suspect", ""),  # a closing line, then a blank: the numbers came from another version
+])
+def test_lines_nobody_would_cite_from_this_version_are_suspect(workspace, cited, status, said):
+    (got,) = verdicts(workspace, f"The registry is kept here ({cited}).\n")
+    assert got["status"] == status, got["message"]
+    assert said in got["message"]
+
+
+def test_a_first_line_that_closes_what_came_before_is_a_start(workspace, fixture_repo):
+    # `} else {` or `}, {` begins a statement; only closers after the first line's start count.
+    (got,) = verdicts(workspace, f"The registry is kept here ({CONTEXT}:19-23).\n")
+    assert got["status"] == "suspect" and "only `}`" in got["message"]
+    (got,) = verdicts(workspace, f"The name getter ({CONTEXT}:21-23).\n")
+    assert got["status"] == "ok", got["message"]
+
+
+GUIDE = "docs/guide.md"
+GUIDE_TEXT = "".join(f"{line}\n" for line in [
+    "# Guide", "", "Sessions start empty.", "Each turn appends events to the log.",
+    "Compaction replaces old turns with a checkpoint summary.", "",
+    "Persistence writes every session as JSONL, one event per line.",
+    "Recovery tolerates a torn tail after a crash.",
+    "Providers run out of process when configured so.", "",
+    "Sandboxes restrict writes to the workspace roots.", "Reads pass through untouched.",
+    *(f"Nothing more in paragraph {n}." for n in range(40)),  # a file of realistic length: rare words weigh more
+])
+
+
+@pytest.fixture
+def guide(workspace, fixture_repo, tmp_path, monkeypatch):
+    """The fixture plus a prose document, pinned as `guide`."""
+    work = tmp_path / "guide"
+    subprocess.run(["git", "clone", "-q", str(fixture_repo.path), str(work)], check=True)
+    git(work, "config", "user.name", "t")
+    git(work, "config", "user.email", "t@example.invalid")
+    _write(work, GUIDE, GUIDE_TEXT)
+    sha = _commit(work, "guide", "2026-08-04T10:00:00Z", "guide")
+    monkeypatch.setenv("DSH_REPO", str(work))
+    with (workspace / "dshaudit.toml").open("a") as config:
+        config.write(f'guide = "{sha}"\n')
+    return workspace
+
+
+@pytest.mark.parametrize("line, status, said", [
+    (7, "ok", ""),
+    (4, "ok", ""),  # it holds `events`: a line that shares a word with the sentence is never moved
+    (8, "suspect", "the words of its sentence are not on the cited lines but 1 line above"),
+    (12, "suspect", "the words of its sentence are not on the cited lines but 5 lines above"),
+])
+def test_the_words_of_the_sentence_find_lines_that_moved(guide, line, status, said):
+    # No code-like name in the sentence; its plain words stand on line 7.
+    (got,) = verdicts(guide, f"Every session is persisted as JSONL, one event per line ({GUIDE}:{line}).\n",
+                      "--pin", "guide")
+    assert got["status"] == status, got["message"]
+    assert got["message"].startswith(said)
+    if said:
+        assert got["message"].endswith("at line 7") and "`jsonl`" in got["message"]
+
+
+@pytest.mark.parametrize("first, second, statuses", [(7, 8, ["ok", "ok"]), (8, 7, ["suspect", "suspect"])])
+def test_each_citation_of_a_sentence_is_judged_by_its_own_clause(guide, first, second, statuses):
+    # The words before each citation are its own: swapped, each line holds only the other clause's words.
+    got = verdicts(guide, f"Each session is written as JSONL per event ({GUIDE}:{first}), and a torn tail after "
+                          f"a crash is tolerated on recovery ({GUIDE}:{second}).\n", "--pin", "guide")
+    assert [c["status"] for c in got] == statuses, got
+
+
 def test_suspect_is_a_warning_that_strict_turns_into_a_failure(workspace):
     write_findings(workspace, f"Set through AgentRegistry.setFactory ({AGENT}:2).\n")
     assert run_cli("check").exit_code == 0

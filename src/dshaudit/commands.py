@@ -94,13 +94,15 @@ def show(session: Session, citation: str, pin: str | None, context_lines: int) -
     c = Citation(raw.path, raw.lines, raw.symbol, raw.pin, (), SourceLocation("<command line>", 1, 1), raw.text)
     verifier = Verifier(session.pins, session.repository)
     verdict = verifier.verify(c, the_pin, raw.pin or pin)
-    if verdict.status is not Status.OK:
+    if verdict.status.fails():
         raise InputError(f"{raw.text}: {verdict.status}: {verdict.message}")
     snap = session.repository().snapshot(the_pin.sha, the_pin.name)
     text = verifier.text(snap, raw.path)
     assert text is not None  # the citation verified, so the path is a text file
     ranges = verdict.resolved_lines or raw.lines
     head = f"{raw.path} @ {the_pin.name} ({the_pin.sha[:12]}), {len(text.lines)} lines"
+    if verdict.status is not Status.OK:  # a warning: the lines are still worth seeing
+        head += f" ({verdict.status}: {verdict.message})"
     return Outcome("show", lines=(head, *numbered(text.lines, ranges, context_lines)), exit_override=0)
 
 

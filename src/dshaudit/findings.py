@@ -163,6 +163,7 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
                 expected_code=raw.expected_code,
                 inferred=() if anchored else inferred.names,
                 block=() if anchored else inferred.block,
+                words=() if anchored else inferred.words,
                 quoted=raw.marked_quoted,
                 context_dir=context_dir,
                 written=raw.written if raw.written != raw.text else "",

@@ -18,12 +18,15 @@ nowhere in the file, give no verdict at all.
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from .model import LineRange
 from .names import CODE, PACKAGE, STRING, Name, code_names
+
+_URL_RE = re.compile(r"\bhttps?://\S+")
 
 # Between a name and the citation it is the subject of: brackets, backticks, a word like "at".
 _SUBJECT_GAP_RE = re.compile(r"^[\s`'\"]*(?:[(（\[]|\b(?:at|in|see|from)\b|见|在|于)?[\s`]*$", re.IGNORECASE)
@@ -43,6 +46,7 @@ class Inferred:
 
     names: tuple[str, ...] = ()
     block: tuple[str, ...] = ()  # lines of a block the citation heads
+    words: tuple[str, ...] = ()  # the content words of its own sentence, clause or table row (stemmed)
 
 
 class _Scopes:
@@ -117,8 +121,47 @@ def infer(chunk: str, spans: list[tuple[int, int]], skip: list[tuple[int, int]],
         chosen = [_anchor_text(n) for n in subject[-1:] or names]
         if not chosen:
             chosen = _lead_in_names(chunk, start, skip)
-        out.append(Inferred(tuple(dict.fromkeys(chosen)), _block(chunk, start, end)))
+        row = _row(chunk, start, end)
+        words = _scope_words(chunk, row or _own_clause(chunk, scopes.scope(start, end), start, end, others), skip)
+        out.append(Inferred(tuple(dict.fromkeys(chosen)), _block(chunk, start, end), words))
     return out
+
+
+def _own_clause(chunk: str, scope: tuple[int, int], start: int, end: int,
+                 others: list[tuple[int, int]]) -> tuple[int, int]:
+    """The words that speak of one citation among several in a sentence: those
+    written before it, back to the previous citation that has words between
+    (`A does x (c1) and B does y (c2)`: `B does y` is c2's); citations that
+    follow one another (`(c1; c2)`) share the words before the first. A
+    citation that opens its sentence takes the words after it instead."""
+    a, b = scope
+    lo = start
+    for s, e in sorted((o for o in others if o[1] <= start), reverse=True):
+        if words_of(chunk[e:lo]):
+            return e, start
+        lo = s
+    if words_of(chunk[a:lo]):
+        return a, start
+    nxt = min((s for s, e in others if s >= end), default=b)
+    return end, nxt
+
+
+def _row(chunk: str, start: int, end: int) -> tuple[int, int] | None:
+    """The whole table row around a citation in a table cell (its other cells name what it holds)."""
+    line_start = chunk.rfind("\n", 0, start) + 1
+    line_end = chunk.find("\n", end)
+    line_end = len(chunk) if line_end == -1 else line_end
+    return (line_start, line_end) if chunk[line_start:line_end].lstrip().startswith("|") else None
+
+
+def _scope_words(chunk: str, span: tuple[int, int], skip: list[tuple[int, int]]) -> tuple[str, ...]:
+    a, b = span
+    text = chunk[a:b]
+    for s, e in skip:  # other citations and anchors, claims: not prose about these lines
+        if s < b and e > a:
+            lo, hi = max(s, a) - a, min(e, b) - a
+            text = text[:lo] + " " * (hi - lo) + text[hi:]
+    return tuple(sorted(set(words_of(_URL_RE.sub(" ", text), stem=False))))
 
 
 # Plain and kebab-case words (package and folder names), numbers and versions, file names, paths.
@@ -182,6 +225,68 @@ def _block(chunk: str, start: int, end: int) -> tuple[str, ...]:
     return tuple(ln for ln in body if ln)
 
 
+# -- words ---------------------------------------------------------------------------------------
+# A sentence about code shares words with the lines it is about: "the root manifest is private"
+# and `"private": true`; "the line that follows empties the root fiber's disposables" and
+# `this.fiber.disposables = []`. Identifiers are split at their capitals and underscores, and
+# both sides are stemmed alike, so `MessageSourceMap` shares `source` and `map` with the prose.
+
+_RUN_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_PART_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_STOP = frozenset("""
+    the and for are but not you all any can had her was one our out has him his how its may new now old
+    see two way who did get let say she too use that with have this will your from they know want been
+    good much some time very when come here just like long make many more only over such take than them
+    well were what into also each which their there these those then other about after again being below
+    between both does doing down during further once same should through under until while where whom why
+    would could itself ever every because before above against within without upon whose nor off own yet
+    line lines file files code cited cite citation text says said shows show here there thing things
+    """.split())
+
+
+def _stem(word: str) -> str:
+    """A crude stem, the same for prose and code: `services`, `service` and `Service` meet."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ing", "ed")) and len(word) > 5:
+        word = word[:-3] if word.endswith("ing") else word[:-2]
+    elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        word = word[:-1]
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def words_of(text: str, stem: bool = True) -> list[str]:
+    """The content words of a line of prose or code, in order, lowercase (and stemmed)."""
+    out = []
+    for run in _RUN_RE.findall(text):
+        for part in _PART_RE.findall(run):
+            low = part.lower()
+            if len(low) >= 3 and low not in _STOP:
+                out.append(_stem(low) if stem else low)
+    return out
+
+
+class WordIndex:
+    """Which lines of a file hold each word: built once per blob."""
+
+    def __init__(self, lines: list[str]):
+        self.size = len(lines)
+        self.lines_of: dict[str, list[int]] = {}
+        for i, ln in enumerate(lines, 1):
+            for w in set(words_of(ln)):
+                self.lines_of.setdefault(w, []).append(i)
+
+    def weight(self, word: str) -> float:
+        """How much finding the word on some lines says about them: rare words say more."""
+        hits = len(self.lines_of.get(word, ()))
+        return math.log((self.size + 1) / hits) if hits else 0.0
+
+    def present(self, word: str, lo: int, hi: int) -> bool:
+        hits = self.lines_of.get(word, ())
+        k = bisect_left(hits, lo)
+        return k < len(hits) and hits[k] <= hi
+
+
 # -- at check time -------------------------------------------------------------------------------
 
 _ALNUM_RE = re.compile(r"[^0-9A-Za-z\u4e00-\u9fff]+")
@@ -199,6 +304,7 @@ class FileView:
 
     lines: list[str]
     declarations: dict[str, tuple[LineRange, ...]]  # dotted name -> spans, doc comments included
+    words: WordIndex | None = None
 
     def text(self, r: LineRange) -> str:
         return "\n".join(self.lines[r.start - 1:r.end])
@@ -219,8 +325,6 @@ def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -
     None too when nothing can be said (no candidates, or none found anywhere)."""
     if inferred.block:
         return _suspect_block(inferred.block, region, view)
-    if not inferred.names:
-        return None
     elsewhere: list[tuple[str, str]] = []
     for name in inferred.names:
         where = _where(name, region, view)
@@ -228,10 +332,42 @@ def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -
             return None  # on the cited lines, or the declaration that holds them
         if where:
             elsewhere.append((name, where))
-    if not elsewhere:
-        return None
-    said = "; ".join(f"`{name}` is {where}" for name, where in elsewhere[:3])
-    return f"the lines cited hold none of the names the text gives them: {said}"
+    if elsewhere:
+        said = "; ".join(f"`{name}` is {where}" for name, where in elsewhere[:3])
+        return f"the lines cited hold none of the names the text gives them: {said}"
+    return _suspect_shape(region, view) or (_suspect_words(inferred.words, region, view) if view.words else None)
+
+
+# A line of nothing but closing brackets and separators: the end of something, never its start.
+_CLOSING_ONLY_RE = re.compile(r"^\s*[})\];,]*\s*$")
+# String literals and line comments: their brackets are not the code's.
+_NOT_BRACKETS_RE = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|`(?:[^`\\\n]|\\.)*`|//.*$")
+
+
+def _suspect_shape(region: tuple[LineRange, ...], view: FileView) -> str | None:
+    """Whether the cited lines have the shape of numbers not read from this
+    version of the file: lines someone picked by reading begin at code and
+    end at code, and do not leave a bracket they did not open. (A first line
+    that closes what came before, `} else {`, `} from 'x'`, is a start.)"""
+    for r in region:
+        first, last = view.lines[r.start - 1], view.lines[r.end - 1]
+        if _CLOSING_ONLY_RE.match(first):
+            what = "blank" if not first.strip() else f"only `{first.strip()}`"
+            return f"line {r.start}, where the citation starts, is {what}: its lines have probably moved"
+        if not last.strip():
+            return f"line {r.end}, where the citation ends, is blank: its lines have probably moved"
+        depth = 0
+        for n in range(r.start, r.end + 1):
+            code = _NOT_BRACKETS_RE.sub("", view.lines[n - 1])
+            if n == r.start:
+                code = code.lstrip().lstrip(")]}")
+            for ch in code:
+                depth += ch in "([{"
+                depth -= ch in ")]}"
+                if depth < 0:
+                    return (f"line {n} closes a bracket opened before the cited lines: they start inside "
+                            "a construct and leave it, so they have probably moved")
+    return None
 
 
 def _enclosing(region: tuple[LineRange, ...], view: FileView) -> list[str]:
@@ -299,3 +435,77 @@ def _suspect_block(block: tuple[str, ...], region: tuple[LineRange, ...], view: 
     where = f" (it starts near line {line})" if line else ""
     return f"the block this citation heads is not on the cited lines: `{moved[0]}` is elsewhere in the file{where}"
 
+
+
+# How far from the cited lines the words of a sentence are looked for, how much more the best
+# place must hold (in summed word weights, see WordIndex.weight), and how little the cited lines
+# may hold of it. Tuned on findings/ with its anchors taken out, shifted and not (METHOD.md).
+WORD_REACH = 30
+WORD_MIN_GAIN = 12.0
+WORD_MAX_SHARE = 0.0
+MAX_DOC_LINES = 15
+
+
+def _with_comment_above(lines: list[str], r: LineRange) -> LineRange:
+    """A part and the comment right above it: a declaration's doc comment says what it is."""
+    start = r.start
+    while start > max(1, r.start - MAX_DOC_LINES) and (_COMMENT_LINE_RE.match(lines[start - 2])
+                                                       or lines[start - 2].strip() == "*/"):
+        start -= 1
+    return LineRange(start, r.end)
+
+
+def _enclosing_docs(region: tuple[LineRange, ...], view: FileView) -> list[LineRange]:
+    """The doc comment of the innermost declaration that holds the cited lines:
+    what it says is said of them too."""
+    lo, hi = min(r.start for r in region), max(r.end for r in region)
+    spans = [s for spans in view.declarations.values() for s in spans if s.start <= lo and hi <= s.end]
+    if not spans:
+        return []
+    inner = min(spans, key=lambda s: s.end - s.start)
+    end = inner.start
+    while end < inner.end and (_COMMENT_LINE_RE.match(view.lines[end - 1]) or view.lines[end - 1].strip() == "*/"):
+        end += 1
+    return [LineRange(inner.start, end - 1)] if end > inner.start else []
+
+
+def _suspect_words(words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView) -> str | None:
+    """Whether the words of the citation's sentence stand on lines near the
+    cited ones, and hardly on the cited ones: the lines moved under the text."""
+    index = view.words
+    assert index is not None
+    stems: dict[str, str] = {}
+    for w in words:
+        if index.lines_of.get(_stem(w)):
+            stems.setdefault(_stem(w), w)
+    if not stems:
+        return None
+    lo, hi = min(r.start for r in region), max(r.end for r in region)
+
+    def held(k: int) -> set[str]:
+        parts = [_with_comment_above(view.lines, LineRange(r.start + k, r.end + k)) for r in region]
+        return {w for w in stems if any(index.present(w, p.start, p.end) for p in parts)}
+
+    def weigh(ws: set[str]) -> float:
+        return sum(index.weight(w) for w in ws)
+
+    here = held(0) | {w for w in stems if any(index.present(w, d.start, d.end) for d in _enclosing_docs(region, view))}
+    best: tuple[float, int, set[str]] | None = None
+    for k in sorted(range(-WORD_REACH, WORD_REACH + 1), key=abs):
+        if k == 0 or lo + k < 1 or hi + k > index.size:
+            continue
+        there = held(k)
+        score = weigh(there)
+        if best is None or score > best[0]:
+            best = (score, k, there)
+    if best is None:
+        return None
+    score, k, there = best
+    gained = there - here
+    if weigh(gained) < WORD_MIN_GAIN or weigh(here) > WORD_MAX_SHARE * score:
+        return None
+    shown = ", ".join(f"`{stems[w]}`" for w in sorted(gained, key=index.weight, reverse=True)[:4])
+    moved = tuple(LineRange(r.start + k, r.end + k) for r in region)
+    where = ", ".join(f"{r.start}" if r.start == r.end else f"{r.start}-{r.end}" for r in moved)
+    return (f"the words of its sentence are not on the cited lines but {abs(k)} line{'s' if abs(k) != 1 else ''} "
+            f"{'below' if k > 0 else 'above'}: {shown} at {'line' if '-' not in where and ',' not in where else 'lines'} {where}")

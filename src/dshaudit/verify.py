@@ -21,7 +21,7 @@ from .pins import PinResolver
 from .repository import DshRepository
 from .snapshot import Snapshot
 from .status import Reach, Severity
-from .inference import FileView, Inferred, alnum, squash, suspect
+from .inference import FileView, Inferred, WordIndex, alnum, squash, suspect
 from .symbols import SymbolTable, build_symbol_table
 
 if TYPE_CHECKING:
@@ -39,6 +39,13 @@ class FileText:
     lines: list[str]
     _squashed: str | None = None
     _line_starts: list[int] | None = None
+    _words: WordIndex | None = None
+
+    def words(self) -> WordIndex:
+        """Which lines hold each word (for citations without an anchor): built on first need."""
+        if self._words is None:
+            self._words = WordIndex(self.lines)
+        return self._words
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "FileText":
@@ -213,9 +220,10 @@ class Verifier:
             absent = [code for code in citation.expected_code if alnum(code) not in whole]
             if absent:
                 return failed(Status.CONTENT_MISMATCH, f"`{absent[0]}` is nowhere in {path} at {pin.name}")
-        if region and (citation.inferred or citation.block):
+        if region and not (citation.has_anchor or citation.expected_code):
             declarations = self.symbols(snap, path).spans if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS else {}
-            reason = suspect(Inferred(citation.inferred, citation.block), region, FileView(text.lines, declarations))
+            reason = suspect(Inferred(citation.inferred, citation.block, citation.words), region,
+                             FileView(text.lines, declarations, text.words()))
             if reason:
                 return failed(Status.SUSPECT, reason, region)
         if pin.branch:
