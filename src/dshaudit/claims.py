@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import re
 
+from . import search
 from .diagnostics import MAX_PLACES, Diagnostic, Place, permalink
 from .model import Claim, ClaimStatus, ClaimVerdict, Fact, FactStatus, Pin, SourceLocation, merge_evidence
 from .status import Severity
 
 CLAIM_SPAN_RE = re.compile(r"(?<!`)`(claim|prior):[ \t]*([^`]+)`(?!`)")
-_EXPR_RE = re.compile(r"^\s*([A-Za-z][\w.\-/]*)\s*(==|!=|<=|>=|<|>|\bcontains\b|\bexcludes\b)\s*(.+?)\s*$")
+# The left side: a fact id with an optional field, or a search (search.py): `search(...)`/`files(...)`,
+# whose quoted arguments may hold any character but their own quote.
+_LEFT = r"""(?:search|files)\((?:[^()'"]|'[^']*'|"[^"]*")*\)(?:\.[A-Za-z_]\w*)?|[A-Za-z][\w.\-/]*"""
+_EXPR_RE = re.compile(rf"^\s*({_LEFT})\s*(==|!=|<=|>=|<|>|\bcontains\b|\bexcludes\b)\s*(.+?)\s*$")
 _NUMBER_RE = re.compile(r"^-?(\d{1,3}(,\d{3})+|\d[\d_]*)(\.\d+)?$")
 
 
@@ -84,7 +88,10 @@ def parse_claim(kind: str, expression: str, source: SourceLocation) -> Claim:
     ref, op, raw = m.groups()
     try:
         expected = parse_value(raw)
-    except ClaimSyntaxError as exc:
+        searched = search.split(ref)
+        if searched:
+            search.parse(searched[0])
+    except (ClaimSyntaxError, search.SearchSyntaxError) as exc:
         return Claim(kind, expression, ref, op, None, source, str(exc))
     return Claim(kind, expression.strip(), ref, op, expected, source)
 
@@ -98,7 +105,11 @@ def claims_in_text(text: str, line_offset: int, display_path: str) -> list[Claim
 
 
 def split_ref(ref: str, known: set[str]) -> tuple[str | None, str | None]:
-    """`a.b-c.field` -> (`a.b-c`, `field`): the longest known fact id wins."""
+    """`a.b-c.field` -> (`a.b-c`, `field`): the longest known fact id wins.
+    A search (`search(...).files`) is a fact of its own, known by its text."""
+    searched = search.split(ref)
+    if searched:
+        return searched
     parts = ref.split(".")
     for n in range(len(parts), 0, -1):
         candidate = ".".join(parts[:n])

@@ -176,9 +176,10 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
         starts = [0]
         for ln in lines[a:b - 1]:
             starts.append(starts[-1] + len(ln) + 1)
-        raws = find_citations(chunk, web_url)
-        skip = [(r.start, max(r.end, r.anchors_end)) for r in raws]
-        skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
+        claim_spans = [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
+        # A claim's value may name `path:line` (a search's matched lines): it is a value, not a citation.
+        raws = [r for r in find_citations(chunk, web_url) if not any(s <= r.start < e for s, e in claim_spans)]
+        skip = [(r.start, max(r.end, r.anchors_end)) for r in raws] + claim_spans
         # Only a citation without an anchor of its own needs one inferred.
         bare = [r for r in raws if not (r.anchors or r.symbol)]
         everything = [(r.start, max(r.end, r.anchors_end)) for r in raws]

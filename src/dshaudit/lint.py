@@ -82,6 +82,12 @@ class LintCode(DiagnosticStatus):
         "compiler_location", W, "A compiler-style location is not a citation.",
         "`path:line:col` is not checked; cite `path:line` with an anchor.", Reach.NOWHERE,
     )
+    UNBACKED_SEARCH = (
+        "unbacked_search", W, "A stated search result is not a claim.",
+        "A sentence that says what a search returns (`git grep ... gives 3`) is checked only when it is a "
+        "claim: write `claim: search(FLAGS 'PATTERN', 'PATHSPEC').count == 3` in its paragraph "
+        "(METHOD.md, Searches as claims).", Reach.NOWHERE,
+    )
     UNANCHORED = (
         "unanchored_citation", W, "A citation has no anchor.",
         "Only its path and line range are checked; add → `text on the line` or #Symbol.", Reach.NOWHERE,
@@ -252,6 +258,44 @@ def _code_span_problems(shown: str, text: str, skip: int) -> list[Diagnostic]:
     return out
 
 
+# A search someone ran and reports: a shell command in a code span.
+_SEARCH_COMMAND_RE = re.compile(r"^\s*(?:git\s+(?:grep|ls-tree|ls-files|log\s+-S)|grep|rg|ag)\b|\|\s*(?:grep|wc)\b")
+_NUMBER_WORDS = "nothing|none|no\\s+(?:lines?|hits?|matches|results?|files?)|zero|one|two|three|four|five|six|seven|eight|nine|ten|\\d[\\d,]*"
+# What it returned: a verb and a count, or a count of lines, files, hits or matches.
+_SEARCH_RESULT_RE = re.compile(
+    rf"\b(?:returns?|gives?|yields?|finds?|prints?|lists?|matches|shows?|reports?)\s+(?:only\s+|exactly\s+)?(?:{_NUMBER_WORDS})\b"
+    rf"|\b(?:{_NUMBER_WORDS})\s+(?:lines?|files?|hits?|matches|results?|occurrences)\b",
+    re.IGNORECASE,
+)
+
+
+def _stated_search_problems(shown: str, text: str, skip: int) -> list[Diagnostic]:
+    """A paragraph that runs a search and says what it returned, with no claim to check it."""
+    out = []
+    lines = text.split("\n")
+    chunks, _ = prose_chunks(text, skip)
+    for a, b in chunks:
+        start = a
+        for end in [i for i in range(a, b) if not lines[i].strip()] + [b]:
+            paragraph = "\n".join(lines[start:end])
+            offset, start = start, end + 1
+            if "claim:" in paragraph or "prior:" in paragraph or not _SEARCH_RESULT_RE.search(paragraph):
+                continue
+            for _s, c_start, c_end, _e in code_spans(paragraph):
+                command = paragraph[c_start:c_end]
+                if _SEARCH_COMMAND_RE.search(command):
+                    said = _SEARCH_RESULT_RE.search(paragraph, c_end) or _SEARCH_RESULT_RE.search(paragraph)
+                    assert said is not None
+                    line, col = _line_col(paragraph, c_start)
+                    out.append(problem(
+                        shown, offset + line, col, LintCode.UNBACKED_SEARCH,
+                        f"`{command[:60]}{'…' if len(command) > 60 else ''}` is said to give "
+                        f"\"{' '.join(said.group(0).split())}\", which no claim in the paragraph checks",
+                    ))
+                    break
+    return out
+
+
 def _lint_one(path: Path, resolver: PinResolver, known: set[str],
               seen: dict[tuple[object, ...], SourceLocation]) -> tuple[str, list[Diagnostic]]:
     shown = display_path(path)
@@ -266,6 +310,7 @@ def _lint_one(path: Path, resolver: PinResolver, known: set[str],
     problems += _citation_problems(f, resolver)
     problems += _claim_problems(f, known, seen)
     problems += _code_span_problems(f.path, text, skip)
+    problems += _stated_search_problems(f.path, text, skip)
     return f.path, problems
 
 

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import ui
+from .. import search, ui
 from ..cache import Cache, Shard, digest
 from ..model import Fact, FactStatus, Pin
 from ..snapshot import Snapshot
@@ -275,7 +275,10 @@ class FactBook:
                     self._pool = parallel.Pool(str(self._repository.repo.git_dir))
                 ctx.pool = self._pool
                 self._contexts[pin.sha] = ctx
-            self._facts[key] = measure_one(registry()[fact_id], self._contexts[pin.sha], pin)
+            ctx = self._contexts[pin.sha]
+            searched = search.split(fact_id)
+            self._facts[key] = (search.measure(search.parse(fact_id), ctx.snapshot, pin) if searched
+                                else measure_one(registry()[fact_id], ctx, pin))
         return self._facts[key]
 
     def all(self, pin: Pin) -> list[Fact]:
@@ -286,7 +289,8 @@ class FactBook:
         todo = sorted({i for i in fact_ids if (i, pin.sha) not in self._facts})
         if todo:
             self.get(todo[0], pin)  # opens the repository and the pin's context
-            prepare(self._contexts[pin.sha], [i for i in todo if not _cached_fact(registry()[i], self._contexts[pin.sha])])
+            specs = registry()
+            prepare(self._contexts[pin.sha], [i for i in todo if i in specs and not _cached_fact(specs[i], self._contexts[pin.sha])])
         return [self.get(i, pin) for i in fact_ids]
 
 

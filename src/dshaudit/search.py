@@ -1,0 +1,199 @@
+"""Searches as facts: what a finding says `git grep` returns, measured at the pin.
+
+A finding that states a search result writes it as a claim:
+
+    `claim: search(-i -E 'unshare|network', 'packages/sandbox/**', ':!*.spec.ts').count == 8`
+    `claim: search(-F 'retired policy baseline').files == 2`
+    `claim: files('packages/*/*/package.json').count == 237`
+
+`search(FLAGS 'PATTERN', 'PATHSPEC', ...)` is `git grep` over the tree of the
+pin, with fixed semantics whatever the user's git configuration says: the
+pattern is a basic regular expression unless `-E` (extended) or `-F` (fixed
+string) is given; `-i` ignores case, `-w` matches whole words; binary files are
+skipped. Pathspecs are git's (a `*` crosses `/`), each one a path or glob
+inside the tree, optionally excluded with a leading `:!` or `:^`. Nothing
+else reaches git: no other flag, no other pathspec magic, no `..`, no
+absolute path, and the pattern is passed with `-e`, so a pattern that looks
+like an option is a pattern.
+
+Fields: `count` (the value: matching lines), `files` (files with a match),
+`paths` (those files, sorted), `lines` (`path:line` of every match). The
+matched lines are the fact's evidence. `files('GLOB', ...)` counts the files
+of the tree that the pathspecs select; fields `count` and `paths`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import subprocess
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import RepoError
+from .model import Evidence, Fact, FactStatus, LineRange, Pin
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
+
+KINDS = ("search", "files")
+FLAGS = {"-i": "--ignore-case", "-w": "--word-regexp", "-E": "--extended-regexp", "-F": "--fixed-strings"}
+# Whatever the user's git config says, a search means the same thing.
+_FIXED_CONFIG = ("-c", "grep.patternType=basic", "-c", "grep.extendedRegexp=false", "-c", "grep.fullName=true",
+                 "-c", "grep.lineNumber=true", "-c", "core.quotePath=false")
+_TOKEN_RE = re.compile(r"""\s*(?:'([^']*)'|"([^"]*)"|(-[A-Za-z]+)|(,))""")
+MAX_EVIDENCE = 200  # places kept as evidence; the counts are of every match
+
+
+class SearchSyntaxError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Search:
+    """One `search(...)` or `files(...)` expression, checked and normalised."""
+
+    kind: str  # "search" or "files"
+    flags: tuple[str, ...]
+    pattern: str | None
+    pathspecs: tuple[str, ...]
+    text: str  # the expression as written: the fact's id
+
+    @property
+    def definition(self) -> str:
+        if self.kind == "files":
+            return f"files of the tree selected by {_specs(self.pathspecs)}"
+        how = " ".join(self.flags) or "(basic regular expression)"
+        return (f"lines matching {self.pattern!r} {how} in {_specs(self.pathspecs)} "
+                "(git grep over the tree at the pin, binary files skipped)")
+
+
+def _specs(pathspecs: tuple[str, ...]) -> str:
+    return ", ".join(pathspecs) if pathspecs else "the whole tree"
+
+
+def split(ref: str) -> tuple[str, str | None] | None:
+    """`search(...).files` -> (`search(...)`, `files`); None when `ref` is not a search."""
+    head = ref.split("(", 1)[0]
+    if head not in KINDS or "(" not in ref:
+        return None
+    quote = None
+    for i, ch in enumerate(ref):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ")":
+            rest = ref[i + 1:]
+            if rest and not rest.startswith("."):
+                return None
+            return ref[:i + 1], rest[1:] or None
+    return None
+
+
+def parse(expression: str) -> Search:
+    """Read `search(FLAGS 'PATTERN', 'SPEC', ...)` or `files('SPEC', ...)`; SearchSyntaxError says why not."""
+    kind, _, rest = expression.partition("(")
+    kind = kind.strip()
+    if kind not in KINDS or not rest.endswith(")"):
+        raise SearchSyntaxError(f"expected search(FLAGS 'PATTERN', 'PATHSPEC', ...) or files('PATHSPEC', ...)")
+    body = rest[:-1]
+    flags: list[str] = []
+    strings: list[str] = []
+    pos = 0
+    while pos < len(body.rstrip()):
+        m = _TOKEN_RE.match(body, pos)
+        if not m:
+            raise SearchSyntaxError(f"cannot read {body[pos:].strip()[:40]!r}: quote patterns and pathspecs")
+        single, double, flag, _comma = m.groups()
+        if flag is not None:
+            if strings:
+                raise SearchSyntaxError(f"flag {flag} after the pattern: flags come first")
+            for letter in flag[1:]:
+                if f"-{letter}" not in FLAGS or kind == "files":
+                    allowed = "none" if kind == "files" else "-i, -w, -E, -F"
+                    raise SearchSyntaxError(f"flag -{letter} is not allowed (allowed: {allowed})")
+                flags.append(f"-{letter}")
+        elif single is not None or double is not None:
+            strings.append(single if single is not None else double or "")
+        pos = m.end()
+    if "-E" in flags and "-F" in flags:
+        raise SearchSyntaxError("-E and -F cannot go together")
+    if kind == "search":
+        if not strings or not strings[0]:
+            raise SearchSyntaxError("search() needs a non-empty pattern in quotes")
+        pattern, specs = strings[0], strings[1:]
+    else:
+        if not strings:
+            raise SearchSyntaxError("files() needs at least one pathspec in quotes")
+        pattern, specs = None, strings
+    for spec in specs:
+        _check_pathspec(spec)
+    return Search(kind, tuple(dict.fromkeys(flags)), pattern, tuple(specs), expression.strip())
+
+
+def _check_pathspec(spec: str) -> None:
+    path = spec[2:] if spec.startswith((":!", ":^")) else spec
+    if not path:
+        raise SearchSyntaxError(f"pathspec {spec!r} is empty")
+    if path.startswith(":"):
+        raise SearchSyntaxError(f"pathspec {spec!r}: only ':!' and ':^' (exclude) are allowed before a path")
+    if path.startswith("/") or "\\" in path:
+        raise SearchSyntaxError(f"pathspec {spec!r}: paths are relative to the tree's root, with '/'")
+    if any(part in ("..", ".") for part in path.split("/")):
+        raise SearchSyntaxError(f"pathspec {spec!r}: '.' and '..' are not allowed")
+    if any(ord(c) < 32 for c in path):
+        raise SearchSyntaxError(f"pathspec {spec!r}: control characters are not allowed")
+
+
+def measure(search: Search, snapshot: Snapshot, pin: Pin) -> Fact:
+    """Run the search at the pin's tree; its value is the count of matching lines (or files)."""
+    git_dir = str(snapshot.repository.repo.git_dir)
+    # Exclusions alone select nothing in git; with only exclusions, search the rest of the tree.
+    specs = list(search.pathspecs)
+    if specs and all(s.startswith((":!", ":^")) for s in specs):
+        specs.insert(0, ".")
+    if search.kind == "files":
+        paths = sorted(p for p in snapshot.paths() if selected(p, search.pathspecs))
+        return Fact(search.text, search.definition, pin, FactStatus.OK, len(paths),
+                    {"count": len(paths), "paths": tuple(paths)},
+                    tuple(Evidence(p, LineRange(1, 1)) for p in paths[:MAX_EVIDENCE]))
+    args = ["grep", "-n", "-z", "-I", "--no-color", "--no-textconv", *(FLAGS[f] for f in search.flags)]
+    if not {"-E", "-F"} & set(search.flags):
+        args.append("--basic-regexp")
+    assert search.pattern is not None
+    out = _git(git_dir, *args, "-e", search.pattern, snapshot.sha, "--", *specs, no_match_ok=True)
+    hits: list[tuple[str, int]] = []
+    prefix = snapshot.sha + ":"
+    for record in out.split("\n"):
+        if record:
+            path, line, _text = record.split("\0", 2)
+            hits.append((path.removeprefix(prefix), int(line)))
+    paths = sorted({p for p, _ in hits})
+    fields = {"count": len(hits), "files": len(paths), "paths": tuple(paths),
+              "lines": tuple(f"{p}:{n}" for p, n in hits)}
+    return Fact(search.text, search.definition, pin, FactStatus.OK, len(hits), fields,
+                tuple(Evidence(p, LineRange(n, n)) for p, n in hits[:MAX_EVIDENCE]))
+
+
+def selected(path: str, pathspecs: tuple[str, ...]) -> bool:
+    """Whether git's default pathspec rules select `path`: a spec without wildcards
+    names a file or a folder; with them, `*` matches across `/`."""
+    def matches(spec: str) -> bool:
+        if not any(c in spec for c in "*?["):
+            return path == spec.rstrip("/") or path.startswith(spec.rstrip("/") + "/")
+        return fnmatch.fnmatchcase(path, spec)
+
+    includes = [s for s in pathspecs if not s.startswith((":!", ":^"))]
+    excludes = [s[2:] for s in pathspecs if s.startswith((":!", ":^"))]
+    return (not includes or any(matches(s) for s in includes)) and not any(matches(s) for s in excludes)
+
+
+def _git(git_dir: str, *args: str, no_match_ok: bool = False) -> str:
+    proc = subprocess.run(["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, *args],
+                          capture_output=True, check=False)
+    if proc.returncode == 1 and no_match_ok and not proc.stderr:
+        return ""
+    if proc.returncode != 0:
+        raise RepoError(f"git {args[0]} failed: {proc.stderr.decode(errors='replace').strip()[:300]}")
+    return proc.stdout.decode("utf-8", "replace")
