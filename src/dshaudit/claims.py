@@ -28,7 +28,7 @@ from .status import Severity
 CLAIM_SPAN_RE = re.compile(r"(?<!`)`(claim|prior):[ \t]*([^`]+)`(?!`)")
 # The left side: a fact id with an optional field, or a search (search.py): `search(...)`/`files(...)`,
 # whose quoted arguments may hold any character but their own quote.
-_LEFT = r"""(?:search|files)\((?:[^()'"]|'[^']*'|"[^"]*")*\)(?:\.[A-Za-z_]\w*)?|[A-Za-z][\w.\-/]*"""
+_LEFT = r"""(?:search|files|tree-docs)\((?:[^()'"]|'[^']*'|"[^"]*")*\)(?:\.[A-Za-z_]\w*)?|[A-Za-z][\w.\-/]*"""
 _EXPR_RE = re.compile(rf"^\s*({_LEFT})\s*(==|!=|<=|>=|<|>|\bcontains\b|\bexcludes\b)\s*(.+?)\s*$")
 _NUMBER_RE = re.compile(r"^-?(\d{1,3}(,\d{3})+|\d[\d_]*)(\.\d+)?$")
 

@@ -36,6 +36,10 @@ Exit codes (the same for every command):
   4  internal error in dshaudit (a bug: please report it)
 """
 
+TREE_DOCS_HELP = ("Also take DSH's own Markdown under DIR (default docs; a folder or a glob such as "
+                  "'packages/**/README.md'), read from its tree at PIN and written at PIN: at another --pin, "
+                  "citations whose text moved or changed since PIN fail. Repeatable; without PATHS, only "
+                  "these documents.")
 REPO_HELP = (
     "DSH clone: a path (bare or not) or a URL. Default: $DSH_REPO, else a clone of the "
     "upstream URL in the user cache directory, made on first use."
@@ -136,10 +140,11 @@ def main(quiet: bool, verbose: bool, no_cache: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP)
 @click.option("--output", "outputs", multiple=True, metavar="FORMAT=PATH", help=OUTPUT_HELP)
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
+@click.option("--tree-docs", "tree_docs", multiple=True, metavar="PIN[:DIR]", help=TREE_DOCS_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
 def check(paths: tuple[Path, ...], repo: str | None, pin: str | None, fmt: str, outputs: tuple[str, ...],
-          strict: bool, config_path: str | None) -> None:
+          strict: bool, tree_docs: tuple[str, ...], config_path: str | None) -> None:
     """Verify every citation in PATHS (default: findings/).
 
     PATHS may be any Markdown document about DSH, anywhere: its configuration
@@ -156,7 +161,7 @@ def check(paths: tuple[Path, ...], repo: str | None, pin: str | None, fmt: str, 
     `--output FORMAT=PATH` for each file.
     """
     session = Session.open(config_path, repo, paths)
-    _finish(commands.check(session, paths, pin, strict), fmt, outputs, session.config.web_url)
+    _finish(commands.check(session, paths, pin, strict, tree_docs), fmt, outputs, session.config.web_url)
 
 
 @main.command()
@@ -203,10 +208,11 @@ def facts(repo: str | None, pin: str | None, fmt: str, config_path: str | None, 
 @click.option("--pin", "pins", metavar="PIN", multiple=True, help=f"Report at this pin (repeatable: the first is the main one, later ones add a status column each). Default: each file's own pin. {PIN_HELP}")
 @click.option("--format", "fmt", type=click.Choice(["html", "markdown", "json"]), default="html", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write here (atomically) instead of stdout.")
+@click.option("--tree-docs", "tree_docs", multiple=True, metavar="PIN[:DIR]", help=TREE_DOCS_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
 def report(paths: tuple[Path, ...], repo: str | None, pins: tuple[str, ...], fmt: str, output: Path | None,
-           config_path: str | None) -> None:
+           tree_docs: tuple[str, ...], config_path: str | None) -> None:
     """Render the claims-versus-code report for PATHS (default: findings/).
 
     For each finding: every claim with the claimed and measured value and the
@@ -218,7 +224,7 @@ def report(paths: tuple[Path, ...], repo: str | None, pins: tuple[str, ...], fmt
     from .writing import write_atomically
 
     session = Session.open(config_path, repo, paths)
-    text, code = commands.report(session, paths, pins, fmt)
+    text, code = commands.report(session, paths, pins, fmt, tree_docs)
     if output:
         write_atomically(output, text)
     else:

@@ -54,6 +54,22 @@ class Session:
         web = self.config.web_url
         return [load_findings_file(p, web) for p in collect_markdown(list(self.default_paths(paths)))]
 
+    def documents(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...]) -> list[FindingsFile]:
+        """The findings files of PATHS (default findings/, unless only tree documents are asked for),
+        then the documents of each --tree-docs."""
+        return (self.findings(paths) if paths or not tree_docs else []) + self.tree_docs(tree_docs)
+
+    def tree_docs(self, specs: tuple[str, ...]) -> list[FindingsFile]:
+        """The documents each `PIN[:DIR]` selects in DSH's tree (treedocs.py)."""
+        from . import treedocs
+
+        out: list[FindingsFile] = []
+        for spec in specs:
+            wanted = treedocs.TreeDocs.parse(spec)
+            pin = self.pins.require(wanted.pin, "--tree-docs PIN")
+            out += treedocs.load(wanted, pin, self.repository().snapshot(pin.sha, pin.name), self.config.web_url)
+        return out
+
     def default_paths(self, paths: tuple[Path, ...]) -> tuple[Path, ...]:
         if paths:
             return paths
@@ -63,11 +79,12 @@ class Session:
         return (default,)
 
 
-def check(session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool) -> Outcome:
+def check(session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool,
+          tree_docs: tuple[str, ...] = ()) -> Outcome:
     from .verify import check as run_check
     from .verify import check_outcome
 
-    result = run_check(session.findings(paths), session.pins, session.repository, pin)
+    result = run_check(session.documents(paths, tree_docs), session.pins, session.repository, pin)
     return check_outcome(result, session.config.web_url, strict)
 
 
@@ -133,7 +150,7 @@ def facts(session: Session, pin: str | None, ids: tuple[str, ...]) -> Outcome:
     unknown = [i for i in ids if i not in registry()]
     if unknown:
         raise InputError(f"unknown fact {unknown[0]!r}; known: {', '.join(sorted(registry()))}")
-    book = FactBook(session.repository)
+    book = FactBook(session.repository, resolver=session.pins)
     try:
         measured = book.many(sorted(ids) or sorted(registry()), the_pin)
     finally:
@@ -205,7 +222,7 @@ def bisect(session: Session, target: str, good: str, bad: str, anchors: tuple[st
 
     good_pin, bad_pin = session.pins.require(good, "--good"), session.pins.require(bad, "--bad")
     watched = parse_target(target, anchors, set(registry()))
-    book = FactBook(session.repository)
+    book = FactBook(session.repository, resolver=session.pins)
     verifier = Verifier(session.pins, session.repository)
 
     def observe(pin: Pin) -> str:
@@ -224,16 +241,17 @@ def bisect(session: Session, target: str, good: str, bad: str, anchors: tuple[st
     return Outcome("bisect", head=result.as_dict(), lines=result.lines(), exit_override=0)
 
 
-def report(session: Session, paths: tuple[Path, ...], pins: tuple[str, ...], fmt: str) -> tuple[str, int]:
+def report(session: Session, paths: tuple[Path, ...], pins: tuple[str, ...], fmt: str,
+           tree_docs: tuple[str, ...] = ()) -> tuple[str, int]:
     """The report's text and the exit code of `check` at its first pin."""
     from .facts import FactBook
     from .report import PinRun, build_report, render_report
     from .verify import FileText, Verifier
     from .verify import check as run_check
 
-    files = session.findings(paths)
+    files = session.documents(paths, tree_docs)
     resolved = [session.pins.require(ref) for ref in pins]
-    book = FactBook(session.repository)
+    book = FactBook(session.repository, resolver=session.pins)
     runs = []
     plan: list[tuple[str | None, Pin | None]] = list(zip(pins, resolved)) or [(None, None)]
     try:

@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -44,6 +44,7 @@ class FindingsFile:
     claims: tuple[Claim, ...] = ()
     digest: str = ""  # sha256 of the bytes read: a writer checks the file is still what was read
     text: str = field(default="", repr=False)  # the decoded text, for the names and quoted code it holds
+    written_at: str | None = None  # the pin a document was read from (treedocs.py): its citations describe that commit
 
 
 def split_front_matter(text: str, where: str) -> tuple[dict, int]:
@@ -134,9 +135,12 @@ def claims_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> lis
     return [c for a, b in chunks for c in claims_in_text("\n".join(lines[a:b]), a, display_path)]
 
 
-def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web_url: str | None = None) -> list[Citation]:
+def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web_url: str | None = None,
+                          link_base: str | None = None) -> list[Citation]:
     """Every citation of a Markdown file's prose (and the headers of its fenced
-    blocks), with what the text around each says it holds (inference.py)."""
+    blocks), with what the text around each says it holds (inference.py).
+    `link_base`: the document's folder in DSH's tree, when it is read from there
+    (its relative links to lines are citations)."""
     lines = text.split("\n")
     chunks, fences = prose_chunks(text, skip_lines)
     headings = [i for i, ln in enumerate(lines) if i >= skip_lines and _HEADING_RE.match(ln)]
@@ -148,7 +152,7 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
 
     def build(raw: RawCitation, line_index: int, column: int, extra_anchors: tuple[str, ...],
               inferred: Inferred, context_dir: str | None, nearby: tuple[str, ...]) -> Citation:
-        anchored = bool(raw.anchors or extra_anchors or raw.symbol)
+        anchored = bool(raw.anchors or extra_anchors or raw.symbol or raw.declared)
         return (
             Citation(
                 path=raw.path,
@@ -167,6 +171,7 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
                 quoted=raw.marked_quoted,
                 context_dir=context_dir,
                 written=raw.written if raw.written != raw.text else "",
+                declared=raw.declared,
                 nearby=nearby,
             )
         )
@@ -178,7 +183,7 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
             starts.append(starts[-1] + len(ln) + 1)
         claim_spans = [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
         # A claim's value may name `path:line` (a search's matched lines): it is a value, not a citation.
-        raws = [r for r in find_citations(chunk, web_url) if not any(s <= r.start < e for s, e in claim_spans)]
+        raws = [r for r in find_citations(chunk, web_url, link_base) if not any(s <= r.start < e for s, e in claim_spans)]
         skip = [(r.start, max(r.end, r.anchors_end)) for r in raws] + claim_spans
         # Only a citation without an anchor of its own needs one inferred.
         bare = [r for r in raws if not (r.anchors or r.symbol)]
@@ -206,6 +211,7 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
         close = b - 1 if b - 1 > a + 1 and lines[b - 1].strip().startswith(("```", "~~~")) else b
         body = tuple(ln.strip() for ln in lines[a + 2:close] if ln.strip())
         add(found[0], a + 1, m.end(), body)
+    pending = _source_fences(pending, lines, fences)
     pending.sort(key=lambda p: (p[1], p[2]))
     # The folders each section's citations name: an abbreviated path is read among them first.
     folders: dict[int, set[str]] = {}
@@ -222,6 +228,52 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
 
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}\s")
+# Generated documentation: a fence with a declaration, then `Source: [path:line](...)` (or the reverse).
+_SOURCE_LINE_RE = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*|_)?(?:Source|Sources|来源)(?:\*\*|_)?\s*[:：]")
+_DOC_COMMENT_LINE_RE = re.compile(r"^\s*(?:/\*\*?|\*/?|//|#(?!\[))")
+MAX_LINES_BETWEEN = 3  # `Depends on: ...` and blank lines may stand between a fence and its Source line
+
+
+def _source_fences(pending: list, lines: list[str], fences: list[tuple[int, int]]) -> list:
+    """A fence right before or after a `Source:` line quotes the declaration its
+    one citation cites: the fence's first line of code (doc comments skipped)
+    must stand in the declaration that holds the cited line (verify.py). That
+    covers a quoted declaration (`export interface X {` on the cited line) and a
+    quoted surface (a class cited at its first line, the fence listing members)."""
+    by_line: dict[int, list[int]] = {}
+    for k, p in enumerate(pending):
+        if p[0].lines and not (p[0].anchors or p[3] or p[0].symbol):
+            by_line.setdefault(p[1], []).append(k)
+    out = list(pending)
+    for line_index, ks in by_line.items():
+        if len(ks) != 1 or not _SOURCE_LINE_RE.match(lines[line_index]):
+            continue
+        fence = _fence_beside(line_index, lines, fences)
+        if fence is None:
+            continue
+        a, b = fence
+        close = b - 1 if lines[b - 1].strip().startswith(("```", "~~~")) else b
+        code = [ln.strip() for ln in lines[a + 1:close] if ln.strip() and not _DOC_COMMENT_LINE_RE.match(ln)]
+        if code:
+            raw, li, col, extra, inferred, context_dir = out[ks[0]]
+            out[ks[0]] = (replace(raw, declared=(code[0],)), li, col, extra, inferred, context_dir)
+    return out
+
+
+def _fence_beside(line_index: int, lines: list[str], fences: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The fence that ends just above the line (a few plain lines may stand between), or starts just below it."""
+    for a, b in fences:
+        between = lines[b:line_index] if b <= line_index else lines[line_index + 1:a] if a > line_index else None
+        if between is None:
+            continue
+        words = [ln for ln in between if ln.strip()]
+        if b > line_index and words:
+            continue  # below: only blank lines between
+        if len(between) <= MAX_LINES_BETWEEN + 2 and len(words) <= MAX_LINES_BETWEEN and not any(
+                _HEADING_RE.match(ln) or _SOURCE_LINE_RE.match(ln) or ln.lstrip().startswith(("```", "~~~"))
+                for ln in words):
+            return a, b
+    return None
 # `packages/x/src/index.ts and src/other.ts`: the second path may be relative to the first's package.
 _JOINED_RE = re.compile(r"^[\s`]*(?:,|and|与|和|及|、|&)[\s`]*$")
 

@@ -17,9 +17,10 @@ their offsets, come out.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .model import LineRange
 
@@ -67,11 +68,12 @@ class RawCitation:
     anchors: tuple[str, ...]
     start: int  # offset of the citation in the scanned text
     end: int  # offset just after the citation (anchors not included)
-    form: str = "canonical"  # how it was written: canonical, permalink, line-phrase, symbol, quoted-code
+    form: str = "canonical"  # how it was written: canonical, permalink, relative-link, line-phrase, symbol, quoted-code
     expected_code: tuple[str, ...] = ()  # quoted-code: the text expected in the file
     marked_quoted: bool = False  # written as `quoted: CITATION`
     anchors_end: int = -1  # offset just after its anchors (after the citation when it has none)
     written: str = ""  # the whole citation as written, its line phrase or quoted code included
+    declared: tuple[str, ...] = ()  # code a fence beside it quotes: expected in the declaration it cites
 
 
 def _extension(path: str) -> str:
@@ -178,13 +180,50 @@ def _normalise_parts(spec: str) -> str:
     return re.sub(r"[ \t]*[-–—~～][ \t]*L?", "-", spec)
 
 
-def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
+# A Markdown link's target: `[text](target)`, `[text](<target>)`.
+_LINK_TARGET_RE = re.compile(r"\]\(<?(?P<target>[^)\s<>]+)>?(?:\s+\"[^\"]*\")?\)")
+_LINE_FRAGMENT_RE = re.compile(r"L(?P<a>\d+)(?:-L?(?P<b>\d+))?(?:C\d+)?")
+
+
+def _relative_links(text: str, link_base: str) -> list[RawCitation]:
+    """Links relative to the document's folder in the tree that name lines:
+    `[Source](../../x/y.ts#L42)`, `(../y.ts#L10-L20)`. A link to a whole file or a
+    heading is a link, not a citation."""
+    out = []
+    for m in _LINK_TARGET_RE.finditer(text):
+        target = m.group("target")
+        path, _, fragment = target.partition("#")
+        lines_m = _LINE_FRAGMENT_RE.fullmatch(fragment)
+        if not path or not lines_m or re.match(r"^[a-z][a-z0-9+.-]*:", path, re.IGNORECASE) or path.startswith("/"):
+            continue
+        path = path.removeprefix("./").split("?", 1)[0]
+        resolved = posixpath.normpath(posixpath.join(link_base, path)) if link_base else posixpath.normpath(path)
+        problem = None
+        if resolved == ".." or resolved.startswith("../"):
+            problem = f"the link `{target}` leaves the tree (from {link_base or 'the root'}/)"
+            resolved = path
+        spec = lines_m.group("a") + (f"-{lines_m.group('b')}" if lines_m.group("b") else "")
+        lines, bad = parse_lines(spec)
+        start = m.start("target")
+        out.append(RawCitation(target, resolved, lines, problem or bad, None, None, (), start, m.end(),
+                               "relative-link", written=target))
+    return out
+
+
+def find_citations(text: str, web_url: str | None = None, link_base: str | None = None) -> list[RawCitation]:
     """Every citation in a chunk of Markdown text, in order of appearance.
-    With `web_url` (DSH's web address), permalinks into it are citations too."""
+    With `web_url` (DSH's web address), permalinks into it are citations too.
+    With `link_base` (the document's folder in DSH's tree; "" for its root),
+    relative links to lines (`../x.ts#L10`) are citations of the file they resolve to."""
     spans = code_spans(text)
     span_starts = [s[1] for s in spans]  # content starts, sorted: bisect finds the enclosing span
     found: list[RawCitation] = []
     urls: list[tuple[int, int]] = []
+    if link_base is not None:
+        for raw in _relative_links(text, link_base):
+            urls.append((raw.start, raw.end))
+            anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, raw.start, raw.end))
+            found.append(replace(raw, anchors=anchors, anchors_end=anchors_end))
     if web_url:
         for m in _permalink_re(web_url).finditer(text):
             urls.append((m.start(), m.end()))
@@ -271,6 +310,9 @@ def _wild_form(text: str, pos: int, path: str) -> tuple[str, str | None, str | N
         return "line-phrase", _normalise_parts(spec), None, (), pos, m.end()
     m = _QUOTED_CODE_RE.match(text, pos)
     # `path` (`another/path:12` → ...) is a citation in brackets, not code quoted from the file.
-    if m and m.group("code").strip() and not find_citations(m.group("code")):
+    # Only a file quotes code: `plan/mode` (`{ active: boolean }`) names an event, and
+    # `AGENTS.md` (`packages/`, `docs/`) lists several spans, not one quotation.
+    if (m and m.group("code").strip() and _extension(path) and m.group("tick") not in m.group("code")
+            and not find_citations(m.group("code"))):
         return "quoted-code", None, None, (m.group("code").strip(),), pos, m.end()
     return None

@@ -27,6 +27,7 @@ from .model import LineRange
 from .names import CODE, PACKAGE, STRING, Name, code_names
 
 _URL_RE = re.compile(r"\bhttps?://\S+")
+_PATHISH_RE = re.compile(r"\]\([^)\s]*\)|[\w.@~-]*/[\w./@~-]*")
 
 # Between a name and the citation it is the subject of: brackets, backticks, a word like "at".
 _SUBJECT_GAP_RE = re.compile(r"^[\s`'\"]*(?:[(（\[]|\b(?:at|in|see|from)\b|见|在|于)?[\s`]*$", re.IGNORECASE)
@@ -161,7 +162,8 @@ def _scope_words(chunk: str, span: tuple[int, int], skip: list[tuple[int, int]])
         if s < b and e > a:
             lo, hi = max(s, a) - a, min(e, b) - a
             text = text[:lo] + " " * (hi - lo) + text[hi:]
-    return tuple(sorted(set(words_of(_URL_RE.sub(" ", text), stem=False))))
+    # Addresses and paths name files, not what the cited lines say: `[x](../packages/host/a.ts)`.
+    return tuple(sorted(set(words_of(_PATHISH_RE.sub(" ", _URL_RE.sub(" ", text)), stem=False))))
 
 
 # Plain and kebab-case words (package and folder names), numbers and versions, file names, paths.

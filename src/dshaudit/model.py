@@ -70,10 +70,11 @@ class Citation:
     nearby: tuple[str, ...] = ()  # folders other citations of its section name, to pick among abbreviations
     context_dir: str | None = None  # `a/b/src/x.ts and src/y.ts`: the folder a bare relative path may be in
     written: str = ""  # the whole citation as written (a line phrase or quoted code included); `text` if empty
+    declared: tuple[str, ...] = ()  # generated docs: code a fence beside it quotes, expected in the cited declaration
 
     @property
     def has_anchor(self) -> bool:
-        return bool(self.symbol or self.anchors)
+        return bool(self.symbol or self.anchors or self.declared)
 
     @property
     def target_text(self) -> str:
@@ -177,6 +178,16 @@ class Status(DiagnosticStatus):
         "none of them is on the cited lines, and one is elsewhere in the file. The message says where; fix the "
         "lines, and add an anchor (`dshaudit anchor` proposes one).",
     )
+    MOVED_SINCE = (
+        "moved_since", E, "The cited text stands on other lines at the pin checked.",
+        "The document was written at another commit; between it and the pin checked, the lines it cites moved "
+        "(or their file was renamed), so its numbers now point at other code. The message says where the text is.",
+    )
+    CHANGED_SINCE = (
+        "changed_since", E, "The cited lines were edited or removed since the document's own commit.",
+        "Between the commit the document was written at and the pin checked, the diff touched the cited lines: "
+        "re-read them, and cite what is there now.",
+    )
     UNPINNED = (
         "unpinned", Severity.WARNING, "The citation names a branch, not a commit.",
         "It holds at the branch's head today, but a branch moves. Cite a commit (a full SHA, a tag or a pin).",
@@ -205,7 +216,8 @@ class Verdict:
 
     def as_dict(self) -> dict[str, Any]:
         c = self.citation
-        anchor = {"symbol": c.symbol, "content": list(c.anchors)} if c.symbol or c.anchors else None
+        anchor = ({"symbol": c.symbol, "content": list(c.anchors), "declared": list(c.declared)}
+                  if c.has_anchor else None)
         return {
             "source": c.source.to_dict(),
             "target": {

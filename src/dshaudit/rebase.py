@@ -280,7 +280,8 @@ class Rebaser:
                 out.append(LineRange(*mapped))
                 continue
             if not anchors:
-                raise NoPlace(MoveStatus.LOST, f"lines {r} were edited and carry no anchor of their own to find them by")
+                raise NoPlace(MoveStatus.LOST, (f"line {r} was" if r.start == r.end else f"lines {r} were")
+                              + " edited, and the citation has no anchor to find its text by")
             out.append(self._relocate(r, anchors, old_text, new_text, mapper))
         return tuple(out)
 

@@ -36,7 +36,7 @@ from .model import Evidence, Fact, FactStatus, LineRange, Pin
 if TYPE_CHECKING:
     from .snapshot import Snapshot
 
-KINDS = ("search", "files")
+KINDS = ("search", "files", "tree-docs")
 FLAGS = {"-i": "--ignore-case", "-w": "--word-regexp", "-E": "--extended-regexp", "-F": "--fixed-strings"}
 # Whatever the user's git config says, a search means the same thing.
 _FIXED_CONFIG = ("-c", "grep.patternType=basic", "-c", "grep.extendedRegexp=false", "-c", "grep.fullName=true",
@@ -58,11 +58,18 @@ class Search:
     pattern: str | None
     pathspecs: tuple[str, ...]
     text: str  # the expression as written: the fact's id
+    at: str | None = None  # tree-docs: the pin the documents are checked at (default: their own)
+    of: str | None = None  # tree-docs: the pin whose tree the documents are read from (default: the claim's)
 
     @property
     def definition(self) -> str:
         if self.kind == "files":
             return f"files of the tree selected by {_specs(self.pathspecs)}"
+        if self.kind == "tree-docs":
+            at = f"checked at {self.at}" if self.at else "checked at their own commit"
+            tree = f"at {self.of}" if self.of else "at the pin"
+            return (f"citations of the Markdown documents under {_specs(self.pathspecs)} in the tree {tree}, "
+                    f"{at} (check --tree-docs)")
         how = " ".join(self.flags) or "(basic regular expression)"
         return (f"lines matching {self.pattern!r} {how} in {_specs(self.pathspecs)} "
                 "(git grep over the tree at the pin, binary files skipped)")
@@ -96,7 +103,8 @@ def parse(expression: str) -> Search:
     kind, _, rest = expression.partition("(")
     kind = kind.strip()
     if kind not in KINDS or not rest.endswith(")"):
-        raise SearchSyntaxError(f"expected search(FLAGS 'PATTERN', 'PATHSPEC', ...) or files('PATHSPEC', ...)")
+        raise SearchSyntaxError("expected search(FLAGS 'PATTERN', 'PATHSPEC', ...), files('PATHSPEC', ...) "
+                                "or tree-docs('DIR'[, 'PIN'])")
     body = rest[:-1]
     flags: list[str] = []
     strings: list[str] = []
@@ -110,8 +118,8 @@ def parse(expression: str) -> Search:
             if strings:
                 raise SearchSyntaxError(f"flag {flag} after the pattern: flags come first")
             for letter in flag[1:]:
-                if f"-{letter}" not in FLAGS or kind == "files":
-                    allowed = "none" if kind == "files" else "-i, -w, -E, -F"
+                if f"-{letter}" not in FLAGS or kind != "search":
+                    allowed = "none" if kind != "search" else "-i, -w, -E, -F"
                     raise SearchSyntaxError(f"flag -{letter} is not allowed (allowed: {allowed})")
                 flags.append(f"-{letter}")
         elif single is not None or double is not None:
@@ -119,17 +127,29 @@ def parse(expression: str) -> Search:
         pos = m.end()
     if "-E" in flags and "-F" in flags:
         raise SearchSyntaxError("-E and -F cannot go together")
+    at = of = None
     if kind == "search":
         if not strings or not strings[0]:
             raise SearchSyntaxError("search() needs a non-empty pattern in quotes")
         pattern, specs = strings[0], strings[1:]
+    elif kind == "tree-docs":
+        if not 1 <= len(strings) <= 2:
+            raise SearchSyntaxError("expected tree-docs('[PIN:]DIR') or tree-docs('[PIN:]DIR', 'CHECKED_AT')")
+        of, _, folder = strings[0].rpartition(":") if not strings[0].startswith(":") else ("", "", strings[0])
+        pattern, specs = None, [folder]
+        for name in (of, *strings[1:]):
+            if name and not re.fullmatch(r"[\w][\w.\-/]*", name):
+                raise SearchSyntaxError(f"{name!r} is not a pin name, tag or SHA")
+        of = of or None
+        at = strings[1] if len(strings) == 2 else None
     else:
         if not strings:
             raise SearchSyntaxError("files() needs at least one pathspec in quotes")
         pattern, specs = None, strings
     for spec in specs:
         _check_pathspec(spec)
-    return Search(kind, tuple(dict.fromkeys(flags)), pattern, tuple(specs), expression.strip())
+    return Search(kind, tuple(dict.fromkeys(flags)), pattern, tuple(specs), expression.strip(), at,
+                  of if kind == "tree-docs" else None)
 
 
 def _check_pathspec(spec: str) -> None:

@@ -7,7 +7,7 @@ decides its status: path, then range, then symbol anchor, then content anchor.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from typing import TYPE_CHECKING, Callable
@@ -215,6 +215,16 @@ class Verifier:
             missing = [a for a in citation.anchors if not any(squash(a) in part for part in parts)]
         if missing:
             return failed(Status.CONTENT_MISMATCH, self._mismatch_message(missing, region, text), region)
+        if citation.declared:
+            held = self._declaration_holding(snap, path, region, text)
+            inside = squash(text.cited_text((held,)))
+            absent = [d for d in citation.declared if squash(d) not in inside]
+            if absent:
+                hits = text.find(absent[0])
+                now = f"; it is at {_describe_lines(hits)}" if hits else f"; it is nowhere in {path}"
+                return failed(Status.CONTENT_MISMATCH,
+                              f"`{absent[0]}`, quoted beside the citation, is not in the declaration at "
+                              f"{_region_words((held,))}{now}", region)
         if citation.expected_code:
             whole = alnum("\n".join(text.lines))
             absent = [code for code in citation.expected_code if alnum(code) not in whole]
@@ -230,6 +240,16 @@ class Verifier:
             return failed(Status.UNPINNED, f"holds at branch {pin.name} ({pin.sha[:12]}), but a branch moves: "
                                            "cite a commit", region)
         return failed(Status.OK, "ok", region)
+
+    def _declaration_holding(self, snap: Snapshot, path: str, region: tuple[LineRange, ...], text: FileText) -> LineRange:
+        """The smallest declaration (doc comment included) that holds the first cited line; the cited lines
+        themselves when no declaration does, or the file is not one tree-sitter reads."""
+        first = region[0].start
+        if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS:
+            spans = [s for spans in self.symbols(snap, path).spans.values() for s in spans if s.start <= first <= s.end]
+            if spans:
+                return min(spans, key=lambda s: s.end - s.start)
+        return LineRange(first, max(r.end for r in region))
 
     def _resolve_path(self, citation: Citation, snap: Snapshot) -> tuple[str | None, str]:
         """The tree path a citation names, and how it was found ('' when as written).
@@ -352,16 +372,57 @@ def _check_citations(files: list[FindingsFile], resolver: PinResolver, repositor
                      pin_override: str | None) -> list[Verdict]:
     verifier = Verifier(resolver, repository)
     verdicts = []
+    carried: list[tuple[Citation, Pin, Pin]] = []
     for f in files:
+        written = resolver.resolve(f.written_at) if f.written_at else None
         for c in f.citations:
             ref = c.pin_ref or pin_override or f.pin
             if c.form == "permalink" and c.pin_ref:
                 pin = resolver.resolve_link(c.pin_ref)
             else:
                 pin = resolver.resolve(ref) if ref else None
-            verdicts.append(verifier.verify(c, pin, ref))
+            if written and pin and pin.sha != written.sha and not c.pin_ref and not c.problem:
+                carried.append((c, written, pin))
+            else:
+                verdicts.append(verifier.verify(c, pin, ref))
+    verdicts += _carried_verdicts(carried, resolver, repository, verifier)
     verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
     return verdicts
+
+
+def _carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], resolver: PinResolver,
+                      repository: Callable[[], DshRepository], verifier: Verifier) -> list[Verdict]:
+    """Citations of documents written at one pin and checked at another: each is
+    carried through the diff first (rebase.py). Lines the diff left alone are
+    checked where they are; lines that moved, or were edited, say so."""
+    from .rebase import MoveStatus, Rebaser
+
+    out = []
+    pairs: dict[tuple[str, str], list[Citation]] = {}
+    pins: dict[str, Pin] = {}
+    for c, written, pin in carried:
+        pairs.setdefault((written.sha, pin.sha), []).append(c)
+        pins[written.sha], pins[pin.sha] = written, pin
+    for (old, new), citations in sorted(pairs.items()):
+        rebaser = Rebaser(resolver, repository, pins[old], pins[new])
+        rebaser.prefetch(citations)
+        written, pin = pins[old], pins[new]
+        for c in citations:
+            move = rebaser.move(c)
+            if move.status is MoveStatus.UNCHANGED:
+                out.append(verifier.verify(c, pin, pin.name))
+            elif move.status is MoveStatus.SKIPPED:
+                # Wrong at its own commit already: that is the verdict to give.
+                v = verifier.verify(c, written, written.name)
+                out.append(replace(v, message=f"already at {written.name}, where the document was written: {v.message}"))
+            elif move.status in (MoveStatus.SHIFTED, MoveStatus.RENAMED):
+                now = f"{move.new_path}:{format_lines(move.new_lines)}" if move.new_lines else str(move.new_path)
+                out.append(Verdict(c, pin, Status.MOVED_SINCE,
+                                   f"the text it cited at {written.name} is at {now} at {pin.name}",
+                                   move.new_lines, move.new_path or c.path))
+            else:
+                out.append(Verdict(c, pin, Status.CHANGED_SINCE, f"since {written.name}: {move.message}"))
+    return out
 
 
 def _check_claims(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
@@ -370,7 +431,7 @@ def _check_claims(files: list[FindingsFile], resolver: PinResolver, repository: 
     from .facts import FactBook, registry
 
     known = set(registry())
-    book = FactBook(repository)
+    book = FactBook(repository, resolver=resolver)
     pins = {f.path: resolver.resolve(ref) if (ref := pin_override or f.pin) else None for f in files}
     wanted: dict[Pin, set[str]] = {}
     for f in files:

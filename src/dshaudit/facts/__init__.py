@@ -34,6 +34,7 @@ from .engine import (
 from .reducers import COMBINE, GREPS, PER_FILE, WHOLE, Partial, Partials, evidence
 
 if TYPE_CHECKING:
+    from ..pins import PinResolver
     from ..repository import DshRepository
 
 
@@ -248,8 +249,10 @@ def _measure(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
 class FactBook:
     """Facts measured on demand per pin, each at most once per run."""
 
-    def __init__(self, repository_factory: Callable[[], DshRepository], cache: Cache | None = None):
+    def __init__(self, repository_factory: Callable[[], DshRepository], cache: Cache | None = None,
+                 resolver: PinResolver | None = None):
         self._repository_factory = repository_factory
+        self._resolver = resolver  # for facts that name a second pin (tree-docs('docs', 'rc2'))
         self._repository: DshRepository | None = None
         from .. import cache as cache_module
 
@@ -276,9 +279,16 @@ class FactBook:
                 ctx.pool = self._pool
                 self._contexts[pin.sha] = ctx
             ctx = self._contexts[pin.sha]
-            searched = search.split(fact_id)
-            self._facts[key] = (search.measure(search.parse(fact_id), ctx.snapshot, pin) if searched
-                                else measure_one(registry()[fact_id], ctx, pin))
+            if search.split(fact_id) is None:
+                self._facts[key] = measure_one(registry()[fact_id], ctx, pin)
+            elif (parsed := search.parse(fact_id)).kind == "tree-docs":
+                from ..treedocs import measure_fact
+
+                if self._resolver is None:
+                    raise RuntimeError("tree-docs facts need the FactBook's pin resolver")
+                self._facts[key] = measure_fact(parsed, pin, self._resolver, self._repository_factory)
+            else:
+                self._facts[key] = search.measure(parsed, ctx.snapshot, pin)
         return self._facts[key]
 
     def all(self, pin: Pin) -> list[Fact]:
