@@ -259,7 +259,9 @@ def _code_span_problems(shown: str, text: str, skip: int) -> list[Diagnostic]:
 
 
 # A search someone ran and reports: a shell command in a code span.
-_SEARCH_COMMAND_RE = re.compile(r"^\s*(?:git\s+(?:grep|ls-tree|ls-files|log\s+-S)|grep|rg|ag)\b|\|\s*(?:grep|wc)\b")
+# (`git log -S` searches history, which a claim at one pin cannot state: it is left to the prose.)
+_SEARCH_COMMAND_RE = re.compile(r"^\s*(?:git\s+(?:grep|ls-tree|ls-files)|grep|rg|ag)\b|\|\s*(?:grep|wc)\b")
+_SENTENCE_END_RE = re.compile(r"[.!?。](?=\s|$)")
 _NUMBER_WORDS = "nothing|none|no\\s+(?:lines?|hits?|matches|results?|files?)|zero|one|two|three|four|five|six|seven|eight|nine|ten|\\d[\\d,]*"
 # What it returned: a verb and a count, or a count of lines, files, hits or matches.
 _SEARCH_RESULT_RE = re.compile(
@@ -284,8 +286,12 @@ def _stated_search_problems(shown: str, text: str, skip: int) -> list[Diagnostic
             for _s, c_start, c_end, _e in code_spans(paragraph):
                 command = paragraph[c_start:c_end]
                 if _SEARCH_COMMAND_RE.search(command):
-                    said = _SEARCH_RESULT_RE.search(paragraph, c_end) or _SEARCH_RESULT_RE.search(paragraph)
-                    assert said is not None
+                    # What the search returned is said in the sentence that runs it.
+                    start = max((m.end() for m in _SENTENCE_END_RE.finditer(paragraph, 0, c_start)), default=0)
+                    end = next((m.end() for m in _SENTENCE_END_RE.finditer(paragraph, c_end)), len(paragraph))
+                    said = _SEARCH_RESULT_RE.search(paragraph, start, end)
+                    if said is None:
+                        continue
                     line, col = _line_col(paragraph, c_start)
                     out.append(problem(
                         shown, offset + line, col, LintCode.UNBACKED_SEARCH,
