@@ -80,3 +80,26 @@ def dsh_repo():
     if not Path(path).exists():
         pytest.skip(f"DSH_REPO={path} does not exist")
     return Path(path)
+
+
+def extend_fixture(workspace: Path, fixture_repo, tmp_path: Path, monkeypatch, *commits: tuple[str, dict[str, str]]) -> dict[str, str]:
+    """A clone of the fixture repository with more commits on top, each a pin
+    name and the files it writes; DSH_REPO points at it and each commit is a
+    pin of the workspace's dshaudit.toml. Returns the pins' SHAs."""
+    import subprocess
+
+    from fixture_repo import _commit, _write, git
+
+    work = tmp_path / "extended"
+    subprocess.run(["git", "clone", "-q", str(fixture_repo.path), str(work)], check=True)
+    git(work, "config", "user.name", "t")
+    git(work, "config", "user.email", "t@example.invalid")
+    shas = {}
+    for day, (name, files) in enumerate(commits, start=4):
+        for rel, content in files.items():
+            _write(work, rel, content)
+        shas[name] = _commit(work, name, f"2026-08-{day:02d}T10:00:00Z", name)
+    monkeypatch.setenv("DSH_REPO", str(work))
+    with (workspace / "dshaudit.toml").open("a") as config:
+        config.writelines(f'{name} = "{sha}"\n' for name, sha in shas.items())
+    return shas

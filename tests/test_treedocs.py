@@ -4,11 +4,9 @@ idiom of a fence beside a `Source:` line, and documents checked at a later pin."
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
-from conftest import run_cli
-from fixture_repo import CONTEXT_V2, _commit, _write, git
+from conftest import extend_fixture, run_cli
+from fixture_repo import CONTEXT_V2
 
 CONTEXT = "vendor/cordis/src/context.ts"
 
@@ -57,19 +55,11 @@ LATER = CONTEXT_V2.replace("export class Context {\n", "/**\n * The root.\n */\n
 @pytest.fixture
 def docs_repo(workspace, fixture_repo, tmp_path, monkeypatch):
     """The fixture, plus docs at commit `docs`, plus a commit `later` that moves the cited code."""
-    work = tmp_path / "docs-repo"
-    subprocess.run(["git", "clone", "-q", str(fixture_repo.path), str(work)], check=True)
-    git(work, "config", "user.name", "t")
-    git(work, "config", "user.email", "t@example.invalid")
-    _write(work, "docs/guide/deep/page.md", PAGE)
-    _write(work, "docs/catalog.md", CATALOG)
-    _write(work, "packages/core/README.md", "See [the constructor](../../vendor/cordis/src/context.ts#L15).\n")
-    docs = _commit(work, "docs", "2026-08-04T10:00:00Z", "docs")
-    _write(work, CONTEXT, LATER)
-    later = _commit(work, "later", "2026-08-05T10:00:00Z", "later")
-    monkeypatch.setenv("DSH_REPO", str(work))
-    with (workspace / "dshaudit.toml").open("a") as config:
-        config.write(f'docs = "{docs}"\nlater = "{later}"\n')
+    extend_fixture(workspace, fixture_repo, tmp_path, monkeypatch, ("docs", {
+        "docs/guide/deep/page.md": PAGE,
+        "docs/catalog.md": CATALOG,
+        "packages/core/README.md": "See [the constructor](../../vendor/cordis/src/context.ts#L15).\n",
+    }), ("later", {CONTEXT: LATER}))
     return workspace
 
 

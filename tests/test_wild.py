@@ -3,12 +3,10 @@ resolution, inferred anchors and the `quoted:` marker, on the fixture repo."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, write_findings
-from fixture_repo import _commit, _write, git
+from conftest import extend_fixture, run_cli, write_findings
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -103,17 +101,11 @@ def test_permalinks_at_a_commit_a_branch_and_a_missing_commit(workspace, fixture
 @pytest.fixture
 def twins(workspace, fixture_repo, tmp_path, monkeypatch):
     """The fixture plus two files that share a tail (`src/util.ts`), pinned as `twins`."""
-    work = tmp_path / "twins"
-    subprocess.run(["git", "clone", "-q", str(fixture_repo.path), str(work)], check=True)
-    git(work, "config", "user.name", "t")
-    git(work, "config", "user.email", "t@example.invalid")
-    _write(work, "packages/a/src/util.ts", "export const a = 'alpha'\n")
-    _write(work, "packages/b/src/util.ts", "export const b = 'beta'\n")
-    _write(work, "packages/b/src/other.ts", "export const other = 1\n")
-    sha = _commit(work, "twins", "2026-08-04T10:00:00Z", "twins")
-    monkeypatch.setenv("DSH_REPO", str(work))
-    with (workspace / "dshaudit.toml").open("a") as config:
-        config.write(f'twins = "{sha}"\n')
+    extend_fixture(workspace, fixture_repo, tmp_path, monkeypatch, ("twins", {
+        "packages/a/src/util.ts": "export const a = 'alpha'\n",
+        "packages/b/src/util.ts": "export const b = 'beta'\n",
+        "packages/b/src/other.ts": "export const other = 1\n",
+    }))
     return workspace
 
 
@@ -219,15 +211,7 @@ GUIDE_TEXT = "".join(f"{line}\n" for line in [
 @pytest.fixture
 def guide(workspace, fixture_repo, tmp_path, monkeypatch):
     """The fixture plus a prose document, pinned as `guide`."""
-    work = tmp_path / "guide"
-    subprocess.run(["git", "clone", "-q", str(fixture_repo.path), str(work)], check=True)
-    git(work, "config", "user.name", "t")
-    git(work, "config", "user.email", "t@example.invalid")
-    _write(work, GUIDE, GUIDE_TEXT)
-    sha = _commit(work, "guide", "2026-08-04T10:00:00Z", "guide")
-    monkeypatch.setenv("DSH_REPO", str(work))
-    with (workspace / "dshaudit.toml").open("a") as config:
-        config.write(f'guide = "{sha}"\n')
+    extend_fixture(workspace, fixture_repo, tmp_path, monkeypatch, ("guide", {GUIDE: GUIDE_TEXT}))
     return workspace
 
 
