@@ -7,6 +7,10 @@ from __future__ import annotations
 import pytest
 from conftest import extend_fixture, run_cli
 from fixture_repo import CONTEXT_V2
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dshaudit.grammar import find_citations
 
 CONTEXT = "vendor/cordis/src/context.ts"
 
@@ -169,3 +173,22 @@ def test_report_renders_tree_documents(docs_repo, tmp_path):
     assert run.exit_code == 1, run.stderr  # some cited text moved by `later`
     html = out.read_text()
     assert "docs/guide/deep/page.md" in html and "moved_since" in html
+
+
+@given(st.text(max_size=120), st.sampled_from(["", "docs", "docs/a/b"]))
+def test_relative_links_never_raise_and_never_leave_the_tree_unflagged(text, base):
+    for raw in find_citations(text, link_base=base):
+        if raw.form == "relative-link" and raw.problem is None:
+            assert not raw.path.startswith(("/", "../")) and raw.path != ".."
+            assert raw.lines
+
+
+@pytest.mark.parametrize("link, base, path, lines", [
+    ("[a](../x.ts#L3)", "docs", "x.ts", [(3, 3)]),
+    ("[a](./y/x.ts#L3-L9)", "docs", "docs/y/x.ts", [(3, 9)]),
+    ("[a](<../../p/x.ts#L3-9>)", "docs/sub", "p/x.ts", [(3, 9)]),
+    ('[a](../x.ts#L3 "title")', "docs", "x.ts", [(3, 3)]),
+])
+def test_relative_link_forms(link, base, path, lines):
+    (raw,) = find_citations(link, link_base=base)
+    assert (raw.path, [(r.start, r.end) for r in raw.lines], raw.problem) == (path, lines, None)
