@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .model import LineRange
 
@@ -181,6 +182,13 @@ def _normalise_parts(spec: str) -> str:
 def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
     """Every citation in a chunk of Markdown text, in order of appearance.
     With `web_url` (DSH's web address), permalinks into it are citations too."""
+    return list(_find_citations(text, web_url))
+
+
+# Remembered by chunk: a document edited in the language server is parsed again
+# on each keystroke, and all of its chunks but one are as they were.
+@lru_cache(maxsize=4096)
+def _find_citations(text: str, web_url: str | None) -> tuple[RawCitation, ...]:
     spans = code_spans(text)
     span_starts = [s[1] for s in spans]  # content starts, sorted: bisect finds the enclosing span
     found: list[RawCitation] = []
@@ -235,7 +243,7 @@ def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
             )
         )
     found.sort(key=lambda c: c.start)
-    return found
+    return tuple(found)
 
 
 def _marked_quoted(text: str, spans: list[tuple[int, int, int, int]], span_starts: list[int], start: int) -> bool:
