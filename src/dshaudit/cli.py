@@ -178,6 +178,28 @@ def show(citation: str, repo: str | None, pin: str | None, context_lines: int, c
 
 
 @main.command()
+@click.argument("citation")
+@click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
+@click.option("--pin", metavar="PIN", help=f"Pin to read at when CITATION has no @PIN (default: the config's default_pin). {PIN_HELP}")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
+@handle_errors
+def cite(citation: str, repo: str | None, pin: str | None, fmt: str, config_path: str | None) -> None:
+    """Print CITATION ready to paste into a finding, with its best anchor.
+
+    CITATION is PATH:LINES[@PIN] or PATH#Symbol[@PIN]; PATH may be abbreviated
+    when one file ends so. The citation is checked at its pin first. Printed:
+    `` `path:lines` → `anchor` ``, the anchor being the token of the first
+    cited line found on the fewest lines of the file (identifiers and string
+    literals first), as `dshaudit anchor` picks it; a #Symbol is an anchor
+    itself and gets its declaration's lines. The pin is written (`@PIN`) when
+    it is not the default pin.
+    """
+    session = Session.open(config_path, repo)
+    _finish(commands.cite(session, citation, pin), fmt, ())
+
+
+@main.command()
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
 @click.option("--pin", metavar="PIN", help=f"Pin to measure at (default: the config's default_pin). {PIN_HELP}")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
