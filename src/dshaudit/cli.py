@@ -322,6 +322,25 @@ def anchor(document: Path, pin: str | None, write: bool, repo: str | None, fmt: 
     _finish(commands.anchor(session, document, pin, write), fmt, (), session.config.web_url)
 
 
+@main.command()
+@click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file for every document (default: dshaudit.toml in the document's folder or above, else the packaged default).")
+def lsp(repo: str | None, config_path: str | None) -> None:
+    """Run the language server for findings, on stdin and stdout.
+
+    An editor starts it for Markdown files (README.md says how, for VS Code,
+    Neovim and Helix) and gets, as it types: the diagnostics of `check` on
+    each citation and claim, hover with the cited lines at the pin, completion
+    of paths, #Symbols, fact ids and pin names, code actions that anchor a
+    citation, move it to where its anchor is now or carry it to another pin,
+    and go to definition into the cited file at its pin. DSH is opened (or
+    cloned) once, with progress reported to the editor.
+    """
+    from .lsp import serve
+
+    serve(repo, config_path)
+
+
 @main.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--strict", is_flag=True, help="Warnings fail too (unanchored citations, compiler-style locations, duplicate claims).")

@@ -69,6 +69,7 @@ def split_front_matter(text: str, where: str) -> tuple[dict, int]:
 
 
 BLOCKS_VERSION = "2"  # bump when _blocks changes what it returns
+BLOCKS_SHARD = "markdown-blocks"  # the cache shard they are kept in, by the text's digest
 _CODE_HTML_RE = re.compile(r"\s*<(!--|pre\b|script\b|style\b|textarea\b|code\b)", re.IGNORECASE)
 
 
@@ -79,7 +80,7 @@ def prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tupl
     from . import cache
 
     key = cache.digest(BLOCKS_VERSION, str(skip), text)
-    shard = cache.current().shard("markdown-blocks", BLOCKS_VERSION)
+    shard = cache.current().shard(BLOCKS_SHARD, BLOCKS_VERSION)
     hit = shard.get(key)
     if hit is None:
         chunks, fences = _blocks(text, skip)
@@ -261,6 +262,12 @@ def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"not UTF-8 (byte 0x{data[exc.start]:02x}); findings must be UTF-8", file=shown, line=line) from None
+    return parse_findings(text, shown, web_url, hashlib.sha256(data).hexdigest())
+
+
+def parse_findings(text: str, shown: str, web_url: str | None = None, digest: str = "") -> FindingsFile:
+    """A findings file from its text: read from disk by `load_findings_file`, or
+    an editor's buffer (the language server); `shown` names it in messages."""
     text = text.replace("\r\n", "\n").lstrip("\ufeff")
     front, skip = split_front_matter(text, shown)
     pin = front.get("pin")
@@ -272,7 +279,7 @@ def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
         citations=tuple(citations_in_markdown(text, shown, skip, web_url)),
         pin=pin,
         claims=tuple(claims_in_markdown(text, shown, skip)),
-        digest=hashlib.sha256(data).hexdigest(),
+        digest=digest,
         text=text,
     )
 
