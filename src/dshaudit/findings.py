@@ -28,8 +28,9 @@ from .model import Citation, Claim, SourceLocation
 MAX_FINDINGS_BYTES = 20 * 1024 * 1024
 
 # Only block tokens are read (which lines are code, HTML or prose): inline
-# parsing, half of markdown-it's time, cannot change them, so it is not run.
-_md = MarkdownIt("commonmark").enable("table").disable("inline")
+# parsing, half of markdown-it's time, cannot change them, so it is not run
+# (nor the joining of the text tokens it would make).
+_md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 _FENCE_HEADER_RE = re.compile(r"^\s*(?://|#|--|;|/\*|<!--)\s*")
 
 
