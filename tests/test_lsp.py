@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -243,6 +245,17 @@ async def test_closing_a_document_clears_its_diagnostics(client, doc):
     assert list(client.diagnostics[uri]) == []
 
 
+async def test_diagnostics_and_hover_count_utf16_code_units(client, doc):
+    text = "---\npin: v1\n---\n😀 中文 (`vendor/cordis/src/context.ts:20` → `this.logger = new LoggerService`)\n"
+    uri = open_document(client, doc, text)
+    (mismatch,) = [d for d in await published(client, uri, 1) if d.code == "content_mismatch"]
+    start = len("😀 中文 (`".encode("utf-16-le")) // 2  # the emoji is two code units
+    assert mismatch.range == types.Range(at(3, start), at(3, start + len("vendor/cordis/src/context.ts:20")))
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri), position=at(3, start + 1)))
+    assert hover is not None and hover.range == mismatch.range
+
+
 # -- hover ---------------------------------------------------------------------------
 
 
@@ -396,7 +409,7 @@ async def test_definition_opens_the_cited_blob_at_its_lines(client, doc, fixture
         text_document=types.TextDocumentIdentifier(uri), position=at(5, where(line, "src/context.ts:15"))))
     assert isinstance(found, types.Location)
     sha = fixture_repo.shas["v1"]
-    assert found.uri == f"dshaudit:/{sha}/vendor/cordis/src/context.ts"
+    assert found.uri == f"dshaudit://{sha}/vendor/cordis/src/context.ts"
     cited = CONTEXT_V1.split("\n")[14]
     assert found.range == types.Range(at(14, 0), at(14, len(cited)))
 
@@ -441,5 +454,58 @@ async def test_a_first_clone_is_reported_as_progress_and_shutdown_is_clean(tmp_p
     assert isinstance(reports[-1], types.WorkDoneProgressEnd) and reports[-1].message == "DSH is open"
     assert list((tmp_path / "cache" / "repos").glob("*.git"))
     await client.shutdown_session()
+    assert client._server is not None and client._server.returncode == 0
+    await client.stop()
+
+
+# -- on real DSH ---------------------------------------------------------------------
+
+
+@pytest.mark.dsh
+async def test_acceptance_on_a_copy_of_the_delegation_depth_finding(tmp_path, dsh_repo):
+    """The issue's acceptance run: one citation's line moved by 5 fails within a
+    few seconds, on that citation only, and clears when the edit is undone;
+    hover on another citation shows its cited line; completion after
+    `claim: subagent.` offers subagent.max-depth-default; shutdown and exit are clean."""
+    from conftest import REPO_ROOT
+
+    shutil.copy(REPO_ROOT / "dshaudit.toml", tmp_path / "dshaudit.toml")
+    original = (REPO_ROOT / "findings" / "06-delegation-depth.md").read_text()
+    env = {**os.environ, "DSH_REPO": str(dsh_repo), "DSHAUDIT_CACHE_DIR": str(tmp_path / "cache")}
+    client = await start(tmp_path, env, debounce_ms=200)
+    try:
+        uri = open_document(client, tmp_path / "06-delegation-depth.md", original)
+        before = await published(client, uri, 1, timeout=120)
+        assert not [d for d in before if d.severity != types.DiagnosticSeverity.Information]
+
+        lines = original.split("\n")
+        (moved_at,) = [i for i, line in enumerate(lines) if "tool-subagent/src/index.ts:78`" in line]
+        edited = original.replace("tool-subagent/src/index.ts:78`", "tool-subagent/src/index.ts:83`")
+        started = time.monotonic()
+        change(client, uri, edited, 2)
+        after = await published(client, uri, 2, timeout=10)
+        assert time.monotonic() - started < 5
+        new = [d for d in after if d not in before]
+        assert [(d.range.start.line, d.severity, d.code) for d in new] == [
+            (moved_at, types.DiagnosticSeverity.Error, "content_mismatch")]
+
+        change(client, uri, original, 3)
+        assert await published(client, uri, 3, timeout=10) == before
+
+        (other_at,) = [i for i, line in enumerate(lines) if "tool-subagent/src/index.ts:98`" in line]
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            position=at(other_at, where(lines[other_at], "index.ts:98"))))
+        assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+        assert re.search(r"^> 98 \|\s+maxDepth: z\.union\(", hover.contents.value, re.M)
+
+        text = "`claim: subagent."
+        change(client, uri, original + "\n" + text, 4)
+        result = await client.text_document_completion_async(types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri), position=at(len(lines), len(text))))
+        assert isinstance(result, types.CompletionList)
+        assert "subagent.max-depth-default" in {i.label for i in result.items}
+    finally:
+        await client.shutdown_session()
     assert client._server is not None and client._server.returncode == 0
     await client.stop()

@@ -131,8 +131,10 @@ class Lines:
 
 
 def blob_uri(sha: str, path: str) -> str:
-    """The read-only document of `path` at commit `sha`, as the server serves it."""
-    return f"{SCHEME}:/{sha}/{quote(path, safe='/@+')}"
+    """The read-only document of `path` at commit `sha`, as the server serves it:
+    `dshaudit://SHA/PATH` (with `//`, so that editors such as Vim take it for a
+    URL and not for a relative file name)."""
+    return f"{SCHEME}://{sha}/{quote(path, safe='/@+')}"
 
 
 def parse_blob_uri(uri: str) -> tuple[str, str] | None:
@@ -140,7 +142,7 @@ def parse_blob_uri(uri: str) -> tuple[str, str] | None:
     parsed = urlparse(uri)
     if parsed.scheme != SCHEME:
         return None
-    sha, _, path = unquote(parsed.path).lstrip("/").partition("/")
+    sha, path = parsed.netloc, unquote(parsed.path).lstrip("/")
     return (sha, path) if SHA_RE.match(sha) and path else None
 
 

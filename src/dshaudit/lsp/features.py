@@ -119,7 +119,7 @@ def citation_markdown(scope: Scope, v: Verdict) -> str:
         enclosing = scope.verifier.symbols(scope.snapshot(pin), v.path).enclosing(first)
         if enclosing is not None:
             name, span = enclosing
-            parts.append(f"In `{name}` (lines {span})")
+            parts.append(f"In `{name}` ({'line' if span.start == span.end else 'lines'} {span})")
     shown, cut = _clip(ranges)
     body = "\n".join(numbered(text.lines, shown, 0))
     fence = "`" * max(3, max((len(run) for run in re.findall(r"`{3,}", body)), default=0) + 1)

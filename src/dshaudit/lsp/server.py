@@ -83,12 +83,19 @@ class DshauditServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         version, text = document.version, document.source
         await self.ready(uri)
-        analysis = await self.run(self.engine.analyse, uri, text, version)
+        try:
+            diagnostics = (await self.run(self.engine.analyse, uri, text, version)).diagnostics
+        except Exception as exc:  # a bug in dshaudit: say so on the document, as the CLI says it on stderr
+            logger.exception("checking %s", uri)
+            diagnostics = [types.Diagnostic(
+                range=types.Range(types.Position(0, 0), types.Position(0, 0)), severity=types.DiagnosticSeverity.Error,
+                message=f"internal error: {type(exc).__name__}: {exc} (a bug in dshaudit: please report it)",
+                code="internal", source="dshaudit")]
         if uri not in self.workspace.text_documents or self.workspace.get_text_document(uri).version != version:
             return  # edited (or closed) meanwhile: a newer check is on its way
         self.pending.pop(uri, None)
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=analysis.diagnostics, version=version))
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
     async def ready(self, uri: str) -> None:
         """Open the document's DSH clone (clone it on first use) before it is
