@@ -124,6 +124,18 @@ async def published(client: LanguageClient, uri: str, version: int, timeout: flo
     raise AssertionError(f"no diagnostics for version {version} of {uri} within {timeout} s")
 
 
+async def opened(client: LanguageClient, path: Path, text: str = FINDING) -> str:
+    """The document opened, once its first diagnostics are in."""
+    uri = open_document(client, path, text)
+    await published(client, uri, 1)
+    return uri
+
+
+async def hover_at(client: LanguageClient, uri: str, position: types.Position) -> types.Hover | None:
+    return await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri), position=position))
+
+
 def at(line: int, character: int) -> types.Position:
     return types.Position(line=line, character=character)
 
@@ -251,8 +263,7 @@ async def test_diagnostics_and_hover_count_utf16_code_units(client, doc):
     (mismatch,) = [d for d in await published(client, uri, 1) if d.code == "content_mismatch"]
     start = len("😀 中文 (`".encode("utf-16-le")) // 2  # the emoji is two code units
     assert mismatch.range == types.Range(at(3, start), at(3, start + len("vendor/cordis/src/context.ts:20")))
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri), position=at(3, start + 1)))
+    hover = await hover_at(client, uri, at(3, start + 1))
     assert hover is not None and hover.range == mismatch.range
 
 
@@ -260,11 +271,9 @@ async def test_diagnostics_and_hover_count_utf16_code_units(client, doc):
 
 
 async def test_hover_on_a_citation_shows_its_lines_symbol_and_permalink(client, doc, fixture_repo):
-    uri = open_document(client, doc, FINDING)
-    await published(client, uri, 1)
+    uri = await opened(client, doc)
     line = FINDING.split("\n")[5]
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri), position=at(5, where(line, "context.ts:15"))))
+    hover = await hover_at(client, uri, at(5, where(line, "context.ts:15")))
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     text = hover.contents.value
     sha = fixture_repo.shas["v1"]
@@ -277,18 +286,15 @@ async def test_hover_on_a_citation_shows_its_lines_symbol_and_permalink(client, 
 
 
 async def test_hover_on_a_claim_shows_value_rule_and_evidence(client, doc):
-    uri = open_document(client, doc, FINDING)
-    await published(client, uri, 1)
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri), position=at(11, 10)))
+    uri = await opened(client, doc)
+    hover = await hover_at(client, uri, at(11, 10))
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     text = hover.contents.value
     assert text.startswith("**`claim: core.context-builtin-services.count == 5`** at v1: confirmed: measured 5")
     assert "**Measured** at v1: `5`" in text
     assert "**Counting rule** (`core.context-builtin-services`): Services the Cordis root `Context` assigns" in text
     assert "- [vendor/cordis/src/context.ts:14-18](https://example.invalid/dsh/blob/" in text
-    nothing = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri), position=at(4, 3)))
+    nothing = await hover_at(client, uri, at(4, 3))
     assert nothing is None
 
 
@@ -355,8 +361,7 @@ def single_edit(action: types.CodeAction, uri: str) -> types.TextEdit:
 
 
 async def test_code_actions_anchor_move_and_carry(client, doc):
-    uri = open_document(client, doc, FINDING)
-    await published(client, uri, 1)
+    uri = await opened(client, doc)
     lines = FINDING.split("\n")
 
     (anchor,) = [a for a in await actions(client, uri, 7) if a.title.startswith("Anchor")]
@@ -402,8 +407,7 @@ async def test_carrying_a_citation_of_a_renamed_file(client, doc):
 
 
 async def test_definition_opens_the_cited_blob_at_its_lines(client, doc, fixture_repo):
-    uri = open_document(client, doc, FINDING)
-    await published(client, uri, 1)
+    uri = await opened(client, doc)
     line = FINDING.split("\n")[5]
     found = await client.text_document_definition_async(types.DefinitionParams(
         text_document=types.TextDocumentIdentifier(uri), position=at(5, where(line, "src/context.ts:15"))))
@@ -493,9 +497,7 @@ async def test_acceptance_on_a_copy_of_the_delegation_depth_finding(tmp_path, ds
         assert await published(client, uri, 3, timeout=10) == before
 
         (other_at,) = [i for i, line in enumerate(lines) if "tool-subagent/src/index.ts:98`" in line]
-        hover = await client.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri),
-            position=at(other_at, where(lines[other_at], "index.ts:98"))))
+        hover = await hover_at(client, uri, at(other_at, where(lines[other_at], "index.ts:98")))
         assert hover is not None and isinstance(hover.contents, types.MarkupContent)
         assert re.search(r"^> 98 \|\s+maxDepth: z\.union\(", hover.contents.value, re.M)
 

@@ -173,7 +173,7 @@ _PATH_RE = re.compile(_PATH)
 _FRONT_PIN_RE = re.compile(r"pin:[ \t]*['\"]?([\w.\-]*)")
 
 
-def completion(engine: Engine, a: Analysis, position: types.Position) -> list[types.CompletionItem]:
+def completion(a: Analysis, engine: Engine, position: types.Position) -> list[types.CompletionItem]:
     """What may be written at `position`: a pin name after `pin:` in the front
     matter; inside a code span, a fact id or field after `claim:` / `prior:`,
     a #Symbol of the file before `#`, a pin after `@`, else a path of the tree

@@ -117,11 +117,15 @@ class DshauditServer(LanguageServer):
             if supported:
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=outcome))
 
-    async def analysis(self, uri: str) -> features.Analysis:
-        """The analysis of the document's current version (checked now if it is not yet)."""
+    async def answer(self, uri: str, feature: Callable[..., T], *args: Any) -> T | None:
+        """`feature(analysis, *args)` on the analysis of the document's current
+        version (checked now if it is not yet); None for a document that is not Markdown."""
+        if not is_markdown(uri):
+            return None
         await self.ready(uri)
         document = self.workspace.get_text_document(uri)
-        return await self.run(self.engine.analysis, uri, document.source, document.version)
+        analysis = await self.run(self.engine.analysis, uri, document.source, document.version)
+        return await self.run(feature, analysis, *args)
 
 
 def is_markdown(uri: str) -> bool:
@@ -160,33 +164,21 @@ def build_server(repo: str | None, config_path: str | None) -> DshauditServer:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: DshauditServer, params: types.HoverParams) -> types.Hover | None:
-        if not is_markdown(params.text_document.uri):
-            return None
-        analysis = await ls.analysis(params.text_document.uri)
-        return await ls.run(features.hover, analysis, params.position)
+        return await ls.answer(params.text_document.uri, features.hover, params.position)
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS))
     async def completion(ls: DshauditServer, params: types.CompletionParams) -> types.CompletionList | None:
-        if not is_markdown(params.text_document.uri):
-            return None
-        analysis = await ls.analysis(params.text_document.uri)
-        items = await ls.run(features.completion, ls.engine, analysis, params.position)
-        return types.CompletionList(is_incomplete=False, items=items)
+        items = await ls.answer(params.text_document.uri, features.completion, ls.engine, params.position)
+        return None if items is None else types.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]))
     async def code_action(ls: DshauditServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        if not is_markdown(params.text_document.uri):
-            return None
-        analysis = await ls.analysis(params.text_document.uri)
-        return await ls.run(features.code_actions, analysis, params.range)
+        return await ls.answer(params.text_document.uri, features.code_actions, params.range)
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def definition(ls: DshauditServer, params: types.DefinitionParams) -> types.Location | None:
-        if not is_markdown(params.text_document.uri):
-            return None
-        analysis = await ls.analysis(params.text_document.uri)
-        return await ls.run(features.definition, analysis, params.position)
+        return await ls.answer(params.text_document.uri, features.definition, params.position)
 
     @server.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT)
     async def content(ls: DshauditServer, params: types.TextDocumentContentParams) -> types.TextDocumentContentResult:
