@@ -50,6 +50,7 @@ class Edit:
     old: str
     new: str
     why: str
+    anchor: str = ""  # the anchor the edit writes
 
     def as_dict(self, file: str) -> dict[str, object]:
         return {"source": {"file": file, "line": self.line, "column": self.column},
@@ -80,8 +81,8 @@ def propose(citations: list[Citation], verdicts: dict[int, Verdict], texts: dict
             continue
         if not c.lines:
             continue
-        anchor = _anchor(c, v, text)
-        if anchor is None or "`" in anchor:
+        anchor = choose_anchor(c, v, text)
+        if anchor is None:
             continue
         old = c.written or c.text
         line = document[c.source.line - 1]
@@ -101,22 +102,30 @@ def propose(citations: list[Citation], verdicts: dict[int, Verdict], texts: dict
             why = f"anchored on `{anchor}`"
         else:
             continue
-        edits.append(Edit(c.source.line, c.source.column, old, new, why))
+        edits.append(Edit(c.source.line, c.source.column, old, new, why, anchor))
     return edits
 
 
-def _anchor(c: Citation, v: Verdict, text: FileText) -> str | None:
+def choose_anchor(c: Citation, v: Verdict, text: FileText) -> str | None:
+    """The anchor for a citation that holds (`v`) in `text`: the first name its
+    sentence gives that stands on the cited lines, else the most distinctive
+    token of its first cited line (or the next line that has one). None when
+    there is none, or when it holds a backtick (it could not be written in a code span)."""
     cited = squash(text.cited_text(v.resolved_lines or c.lines))
     for name in c.inferred:
         if squash(name) and squash(name) in cited:
-            return name
+            return _writable(name)
     first = (v.resolved_lines or c.lines)[0]
     code = v.path.rsplit(".", 1)[-1] in {"ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts", "json"}
     for line in range(first.start, first.end + 1):
         token = best_token(text, line, code)
         if token:
-            return token
+            return _writable(token)
     return None
+
+
+def _writable(anchor: str) -> str | None:
+    return None if "`" in anchor else anchor
 
 
 def _canonical(c: Citation, v: Verdict, pin: Pin | None, file_pin: str | None) -> str:

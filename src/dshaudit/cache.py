@@ -101,10 +101,11 @@ def configure(*, enabled: bool) -> None:
     _enabled = enabled
 
 
-def begin() -> Cache:
-    """Start a run: the cache every part of this command shares."""
+def begin(kind: type[Cache] = Cache) -> Cache:
+    """Start a run: the cache every part of this command shares (the language
+    server, which runs as long as the editor, brings a `kind` of its own)."""
     global _current
-    _current = Cache.default()
+    _current = kind.default()
     return _current
 
 

@@ -183,6 +183,28 @@ def show(citation: str, repo: str | None, pin: str | None, context_lines: int, c
 
 
 @main.command()
+@click.argument("citation")
+@click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
+@click.option("--pin", metavar="PIN", help=f"Pin to read at when CITATION has no @PIN (default: the config's default_pin). {PIN_HELP}")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
+@handle_errors
+def cite(citation: str, repo: str | None, pin: str | None, fmt: str, config_path: str | None) -> None:
+    """Print CITATION ready to paste into a finding, with its best anchor.
+
+    CITATION is PATH:LINES[@PIN] or PATH#Symbol[@PIN]; PATH may be abbreviated
+    when one file ends so. The citation is checked at its pin first. Printed:
+    `` `path:lines` → `anchor` ``, the anchor being the token of the first
+    cited line found on the fewest lines of the file (identifiers and string
+    literals first), as `dshaudit anchor` picks it; a #Symbol is an anchor
+    itself and gets its declaration's lines. The pin is written (`@PIN`) when
+    it is not the default pin.
+    """
+    session = Session.open(config_path, repo)
+    _finish(commands.cite(session, citation, pin), fmt, ())
+
+
+@main.command()
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
 @click.option("--pin", metavar="PIN", help=f"Pin to measure at (default: the config's default_pin). {PIN_HELP}")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
@@ -304,6 +326,25 @@ def anchor(document: Path, pin: str | None, write: bool, repo: str | None, fmt: 
     """
     session = Session.open(config_path, repo, (document,))
     _finish(commands.anchor(session, document, pin, write), fmt, (), session.config.web_url)
+
+
+@main.command()
+@click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file for every document (default: dshaudit.toml in the document's folder or above, else the packaged default).")
+def lsp(repo: str | None, config_path: str | None) -> None:
+    """Run the language server for findings, on stdin and stdout.
+
+    An editor starts it for Markdown files (README.md says how, for VS Code,
+    Neovim and Helix) and gets, as it types: the diagnostics of `check` on
+    each citation and claim, hover with the cited lines at the pin, completion
+    of paths, #Symbols, fact ids and pin names, code actions that anchor a
+    citation, move it to where its anchor is now or carry it to another pin,
+    and go to definition into the cited file at its pin. DSH is opened (or
+    cloned) once, with progress reported to the editor.
+    """
+    from .lsp import serve
+
+    serve(repo, config_path)
 
 
 @main.command("lint")

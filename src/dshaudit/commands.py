@@ -11,14 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .diagnostics import Outcome
 from .errors import InputError
 from .findings import FindingsFile, collect_markdown, load_findings_file
-from .model import Citation, LineRange, Pin, SourceLocation, Status
+from .model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
 from .pins import PinResolver
 from .repository import DshRepository
+
+if TYPE_CHECKING:
+    from .verify import FileText
 
 
 class LazyRepository:
@@ -29,6 +33,12 @@ class LazyRepository:
         self.spec = spec
         self.upstream_url = upstream_url
         self._opened: DshRepository | None = None
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the clone is open already (the language server opens it, or
+        makes it, with a progress report, before it is first needed)."""
+        return self._opened is not None
 
     def __call__(self) -> DshRepository:
         if self._opened is None:
@@ -97,7 +107,22 @@ def lint(config_path: str | None, paths: tuple[Path, ...], strict: bool) -> Outc
     return run_lint(collect_markdown(default_paths(config, paths)), config).outcome(strict)
 
 
-def show(session: Session, citation: str, pin: str | None, context_lines: int) -> Outcome:
+@dataclass(frozen=True)
+class Cited:
+    """A citation given on the command line, verified: its pin, verdict and file."""
+
+    pin: Pin
+    verdict: Verdict
+    text: "FileText"
+
+    @property
+    def ranges(self) -> tuple[LineRange, ...]:
+        return self.verdict.resolved_lines or self.verdict.citation.lines
+
+
+def cited(session: Session, citation: str, pin: str | None) -> Cited:
+    """CITATION (`PATH:LINES[@PIN]` or `PATH#Symbol[@PIN]`) read at its pin, else
+    `pin`, else the default pin; an InputError unless it holds (a warning is fine)."""
     from .grammar import find_citations
     from .verify import Verifier
 
@@ -113,14 +138,39 @@ def show(session: Session, citation: str, pin: str | None, context_lines: int) -
     verdict = verifier.verify(c, the_pin, raw.pin or pin)
     if verdict.status.fails():
         raise InputError(f"{raw.text}: {verdict.status}: {verdict.message}")
-    snap = session.repository().snapshot(the_pin.sha, the_pin.name)
-    text = verifier.text(snap, raw.path)
+    text = verifier.text(session.repository().snapshot(the_pin.sha, the_pin.name), verdict.path)
     assert text is not None  # the citation verified, so the path is a text file
-    ranges = verdict.resolved_lines or raw.lines
-    head = f"{raw.path} @ {the_pin.name} ({the_pin.sha[:12]}), {len(text.lines)} lines"
+    return Cited(the_pin, verdict, text)
+
+
+def show(session: Session, citation: str, pin: str | None, context_lines: int) -> Outcome:
+    found = cited(session, citation, pin)
+    verdict, text = found.verdict, found.text
+    head = f"{verdict.path} @ {found.pin.name} ({found.pin.sha[:12]}), {len(text.lines)} lines"
     if verdict.status is not Status.OK:  # a warning: the lines are still worth seeing
         head += f" ({verdict.status}: {verdict.message})"
-    return Outcome("show", lines=(head, *numbered(text.lines, ranges, context_lines)), exit_override=0)
+    return Outcome("show", lines=(head, *numbered(text.lines, found.ranges, context_lines)), exit_override=0)
+
+
+def cite(session: Session, citation: str, pin: str | None) -> Outcome:
+    """CITATION as a finding writes it: the full path, its lines, the pin when it
+    is not the default one, and the anchor `dshaudit anchor` would give it
+    (a #Symbol is an anchor itself, so it gets its declaration's lines instead)."""
+    from .anchoring import choose_anchor
+
+    found = cited(session, citation, pin)
+    verdict, c = found.verdict, found.verdict.citation
+    suffix = "" if found.pin.name == session.config.default_pin else "@" + found.pin.ref
+    anchor = None
+    if c.symbol:
+        target = f"{verdict.path}:{format_lines(c.lines or found.ranges[:1])}#{c.symbol}"
+    else:
+        target = f"{verdict.path}:{format_lines(c.lines)}"
+        anchor = choose_anchor(c, verdict, found.text)
+    written = f"`{target}{suffix}`" + (f" → `{anchor}`" if anchor else "")
+    head = {"citation": written, "path": verdict.path, "lines": format_lines(c.lines or found.ranges[:1]),
+            "symbol": c.symbol, "anchor": anchor, "pin": found.pin.name, "sha": found.pin.sha}
+    return Outcome("cite", head=head, lines=(written,), exit_override=0)
 
 
 def numbered(lines: list[str], ranges: tuple[LineRange, ...], context: int) -> list[str]:

@@ -27,7 +27,10 @@ from .model import Citation, Claim, SourceLocation
 
 MAX_FINDINGS_BYTES = 20 * 1024 * 1024
 
-_md = MarkdownIt("commonmark").enable("table")
+# Only block tokens are read (which lines are code, HTML or prose): inline
+# parsing, half of markdown-it's time, cannot change them, so it is not run
+# (nor the joining of the text tokens it would make).
+_md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 _FENCE_HEADER_RE = re.compile(r"^\s*(?://|#|--|;|/\*|<!--)\s*")
 
 
@@ -68,6 +71,7 @@ def split_front_matter(text: str, where: str) -> tuple[dict, int]:
 
 
 BLOCKS_VERSION = "2"  # bump when _blocks changes what it returns
+BLOCKS_SHARD = "markdown-blocks"  # the cache shard they are kept in, by the text's digest
 _CODE_HTML_RE = re.compile(r"\s*<(!--|pre\b|script\b|style\b|textarea\b|code\b)", re.IGNORECASE)
 
 
@@ -78,7 +82,7 @@ def prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tupl
     from . import cache
 
     key = cache.digest(BLOCKS_VERSION, str(skip), text)
-    shard = cache.current().shard("markdown-blocks", BLOCKS_VERSION)
+    shard = cache.current().shard(BLOCKS_SHARD, BLOCKS_VERSION)
     hit = shard.get(key)
     if hit is None:
         chunks, fences = _blocks(text, skip)
@@ -312,6 +316,12 @@ def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"not UTF-8 (byte 0x{data[exc.start]:02x}); findings must be UTF-8", file=shown, line=line) from None
+    return parse_findings(text, shown, web_url, hashlib.sha256(data).hexdigest())
+
+
+def parse_findings(text: str, shown: str, web_url: str | None = None, digest: str = "") -> FindingsFile:
+    """A findings file from its text: read from disk by `load_findings_file`, or
+    an editor's buffer (the language server); `shown` names it in messages."""
     text = text.replace("\r\n", "\n").lstrip("\ufeff")
     front, skip = split_front_matter(text, shown)
     pin = front.get("pin")
@@ -323,7 +333,7 @@ def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
         citations=tuple(citations_in_markdown(text, shown, skip, web_url)),
         pin=pin,
         claims=tuple(claims_in_markdown(text, shown, skip)),
-        digest=hashlib.sha256(data).hexdigest(),
+        digest=digest,
         text=text,
     )
 

@@ -143,6 +143,9 @@ def _tokens(node: tree_sitter.Node) -> tuple[str, ...]:
     return tuple(t for t in out if t)
 
 
+# Remembered by text: a document edited in the language server is checked again
+# on each keystroke, with the same code spans as before but one.
+@lru_cache(maxsize=4096)
 def parse_fragment(text: str) -> Fragment | None:
     """The fragment a code span holds, or None if it holds none (module docstring).
     Never raises, whatever the text."""

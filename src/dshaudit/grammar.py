@@ -21,6 +21,7 @@ import posixpath
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .model import LineRange
 
@@ -215,6 +216,13 @@ def find_citations(text: str, web_url: str | None = None, link_base: str | None 
     With `web_url` (DSH's web address), permalinks into it are citations too.
     With `link_base` (the document's folder in DSH's tree; "" for its root),
     relative links to lines (`../x.ts#L10`) are citations of the file they resolve to."""
+    return list(_find_citations(text, web_url, link_base))
+
+
+# Remembered by chunk: a document edited in the language server is parsed again
+# on each keystroke, and all of its chunks but one are as they were.
+@lru_cache(maxsize=4096)
+def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tuple[RawCitation, ...]:
     spans = code_spans(text)
     span_starts = [s[1] for s in spans]  # content starts, sorted: bisect finds the enclosing span
     found: list[RawCitation] = []
@@ -274,7 +282,7 @@ def find_citations(text: str, web_url: str | None = None, link_base: str | None 
             )
         )
     found.sort(key=lambda c: c.start)
-    return found
+    return tuple(found)
 
 
 def _marked_quoted(text: str, spans: list[tuple[int, int, int, int]], span_starts: list[int], start: int) -> bool:

@@ -22,6 +22,8 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
 
 from .model import LineRange
 from .names import CODE, PACKAGE, STRING, Name, code_names
@@ -100,8 +102,14 @@ def infer(chunk: str, spans: list[tuple[int, int]], skip: list[tuple[int, int]],
     its neighbours, and only a sentence of at most two falls back to the whole.
     A citation whose own text names nothing (a bare list item) takes the names
     of the item or line that leads into it, else of its section's `heading`."""
+    return list(_infer(chunk, tuple(spans), tuple(sorted(skip)), tuple(citations or ()), heading))
+
+
+# Remembered by chunk, as grammar's citations are: an edited document's other chunks are as they were.
+@lru_cache(maxsize=4096)
+def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int, int], ...],
+           citations: tuple[tuple[int, int], ...], heading: str) -> tuple[Inferred, ...]:
     scopes = _Scopes(chunk) if spans else None
-    skip = sorted(skip)
     skip_starts = [s for s, _ in skip]
     out: list[Inferred] = []
     for start, end in spans:
@@ -125,7 +133,7 @@ def infer(chunk: str, spans: list[tuple[int, int]], skip: list[tuple[int, int]],
         row = _row(chunk, start, end)
         words = _scope_words(chunk, row or _own_clause(chunk, scopes.scope(start, end), start, end, others), skip)
         out.append(Inferred(tuple(dict.fromkeys(chosen)), _block(chunk, start, end), words))
-    return out
+    return tuple(out)
 
 
 def _own_clause(chunk: str, scope: tuple[int, int], start: int, end: int,
@@ -155,7 +163,7 @@ def _row(chunk: str, start: int, end: int) -> tuple[int, int] | None:
     return (line_start, line_end) if chunk[line_start:line_end].lstrip().startswith("|") else None
 
 
-def _scope_words(chunk: str, span: tuple[int, int], skip: list[tuple[int, int]]) -> tuple[str, ...]:
+def _scope_words(chunk: str, span: tuple[int, int], skip: Sequence[tuple[int, int]]) -> tuple[str, ...]:
     a, b = span
     text = chunk[a:b]
     for s, e in skip:  # other citations and anchors, claims: not prose about these lines
@@ -181,7 +189,7 @@ def _distinctive(name: Name) -> bool:
     return not (name.kind == STRING and name.text in _KEYWORDS)
 
 
-def _lead_in_names(chunk: str, start: int, skip: list[tuple[int, int]]) -> list[str]:
+def _lead_in_names(chunk: str, start: int, skip: Sequence[tuple[int, int]]) -> list[str]:
     """The names of the nearest line above that is less indented (a parent list
     item, or the sentence ending in `:` that a list continues)."""
     line_start = chunk.rfind("\n", 0, start) + 1
@@ -201,7 +209,7 @@ def _lead_in_names(chunk: str, start: int, skip: list[tuple[int, int]]) -> list[
     return []
 
 
-def _has_names(chunk: str, span: tuple[int, int], skip: list[tuple[int, int]]) -> bool:
+def _has_names(chunk: str, span: tuple[int, int], skip: Sequence[tuple[int, int]]) -> bool:
     a, b = span
     return bool(code_names(chunk[a:b], [(s - a, e - a) for s, e in skip if s < b and e > a]))
 

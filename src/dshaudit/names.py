@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 
 # Kinds, strongest first: a backticked span is the author saying "this is code".
 CODE = "code"
@@ -70,11 +71,17 @@ def is_file_name(token: str) -> bool:
 def code_names(text: str, skip: list[tuple[int, int]] | None = None) -> list[Name]:
     """Every code-like name in `text`, in order, none overlapping another.
     `skip` lists spans (citations, claims) whose text is not a name."""
+    return list(_code_names(text, tuple(skip or ())))
+
+
+# Remembered by text, as grammar's citations are: an edited document's other chunks are as they were.
+@lru_cache(maxsize=4096)
+def _code_names(text: str, skip: tuple[tuple[int, int], ...]) -> tuple[Name, ...]:
     # Spans already taken, merged into disjoint intervals kept sorted: whether a
     # new span is free is then a look at its neighbours, not at every span.
     starts: list[int] = []
     ends: list[int] = []
-    for a, b in sorted([*(skip or []), *((m.start(), m.end()) for m in _URL_RE.finditer(text))]):
+    for a, b in sorted([*skip, *((m.start(), m.end()) for m in _URL_RE.finditer(text))]):
         if starts and a <= ends[-1]:
             ends[-1] = max(ends[-1], b)
         else:
@@ -118,4 +125,4 @@ def code_names(text: str, skip: list[tuple[int, int]] | None = None) -> list[Nam
         if is_identifier_like(m.group(0)):
             add(m.group(0), IDENTIFIER, m.start(), m.end())
     found.sort(key=lambda n: n.start)
-    return found
+    return tuple(found)

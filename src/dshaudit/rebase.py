@@ -150,12 +150,14 @@ class Rebaser:
     citation in three steps: whether it can be carried at all (`_precheck`),
     where its lines land (`_place`), and what kind of move that was (`_classify`)."""
 
-    def __init__(self, resolver: PinResolver, repository: Callable[[], DshRepository], old_pin: Pin, new_pin: Pin):
+    def __init__(self, resolver: PinResolver, repository: Callable[[], DshRepository], old_pin: Pin, new_pin: Pin,
+                 verifier: Verifier | None = None):
         opened = repository()
         self.old_pin, self.new_pin = old_pin, new_pin
         self.old = opened.snapshot(old_pin.sha, old_pin.name)
         self.new = opened.snapshot(new_pin.sha, new_pin.name)
-        self.verifier = Verifier(resolver, repository)
+        # The language server passes the Verifier it keeps; a run makes its own.
+        self.verifier = verifier or Verifier(resolver, repository)
         self.diff = Diff(opened, old_pin.sha, new_pin.sha)
 
     def _holds_at(self, c: Citation, pin: Pin) -> bool:

@@ -47,8 +47,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .diagnostics import Diagnostic, Place, permalink
 from .errors import InputError
@@ -373,10 +374,16 @@ def _prose(text: str) -> Iterator[tuple[int, str]]:
         yield starts[a], "\n".join(lines[a:b])
 
 
-def _line_column(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of an offset."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+def _locator(text: str) -> Callable[[int], tuple[int, int]]:
+    """1-based line and column of an offset in `text`, by a search in its line starts
+    (counting newlines from the top for each name is quadratic in a long document)."""
+    starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
+
+    def line_column(offset: int) -> tuple[int, int]:
+        line = bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    return line_column
 
 
 def _citation_extents(chunk: str) -> list[tuple[int, int]]:
@@ -400,12 +407,13 @@ def document_names(text: str) -> list[tuple[Name, int, int]]:
     line and column; offsets in each Name are offsets in `text`. Citations
     and their anchors, claims and absence claims are not names."""
     out = []
+    locate = _locator(text)
     for offset, chunk in _prose(text):
         skip = _citation_extents(chunk)
         skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
         skip += [(m.start(), m.end()) for m in ABSENT_SPAN_RE.finditer(chunk)]
         for n in code_names(chunk, skip):
-            line, column = _line_column(text, offset + n.start)
+            line, column = locate(offset + n.start)
             out.append((Name(n.text, n.kind, offset + n.start, offset + n.end), line, column))
     return out
 
@@ -413,9 +421,10 @@ def document_names(text: str) -> list[tuple[Name, int, int]]:
 def absent_claims(text: str) -> list[tuple[str, int, int]]:
     """Each `` `absent: NAME` `` in the document's prose: the name, 1-based line and column."""
     out = []
+    locate = _locator(text)
     for offset, chunk in _prose(text):
         for m in ABSENT_SPAN_RE.finditer(chunk):
-            line, column = _line_column(text, offset + m.start())
+            line, column = locate(offset + m.start())
             out.append((m.group(1), line, column))
     return out
 

@@ -97,6 +97,16 @@ class SymbolTable:
     def names(self) -> list[str]:
         return sorted(self.spans)
 
+    def enclosing(self, lines: LineRange) -> tuple[str, LineRange] | None:
+        """The innermost declaration that holds all of `lines`, and its span
+        (the shortest span; of equal ones, the most qualified name)."""
+        holding = [(s.end - s.start, -name.count("."), name, s) for name, spans in self.spans.items()
+                   for s in spans if s.start <= lines.start and lines.end <= s.end]
+        if not holding:
+            return None
+        _, _, name, span = min(holding)
+        return name, span
+
 
 def _name_of(node: tree_sitter.Node) -> str | None:
     name = node.child_by_field_name("key" if node.type == "pair" else "name")

@@ -25,6 +25,7 @@ from .inference import FileView, Inferred, WordIndex, alnum, squash, suspect
 from .symbols import SymbolTable, build_symbol_table
 
 if TYPE_CHECKING:
+    from .facts import FactBook
     from .references import Reference
 
 BINARY_SNIFF_BYTES = 8000
@@ -106,6 +107,9 @@ def path_problem(path: str) -> str | None:
     return None
 
 
+_ANYWHERE = SourceLocation("", 0, 0)
+
+
 class Verifier:
     """Checks citations; caches decoded files and symbol tables by blob id.
 
@@ -117,6 +121,7 @@ class Verifier:
         self.repository = repository
         self._texts: dict[str, FileText | None] = {}
         self._symbols: dict[tuple[str, str], SymbolTable] = {}
+        self._verdicts: dict[tuple[Citation, Pin | None, str | None], Verdict] = {}
 
     def text(self, snap: Snapshot, path: str) -> FileText | None:
         """The file at `path` as lines; None for anything but a text file."""
@@ -143,8 +148,18 @@ class Verifier:
 
     def verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
         """The citation's verdict at `pin` (None: `ref_text`, the reference as
-        written, named no pin; None too: nothing named one)."""
+        written, named no pin; None too: nothing named one).
 
+        A commit's content never changes, so a verdict is remembered by what
+        was cited, wherever it was written: the language server checks a
+        document again on each keystroke, and its citations are as they were."""
+        key = (replace(citation, source=_ANYWHERE), pin, ref_text)
+        known = self._verdicts.get(key)
+        if known is None:
+            known = self._verdicts[key] = self._verify(key[0], pin, ref_text)
+        return replace(known, citation=citation)
+
+    def _verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
         def verdict(status: Status, message: str) -> Verdict:
             return Verdict(citation, pin, status, message)
 
@@ -318,11 +333,15 @@ def check(
     citations: bool = True,
     claims: bool = True,
     references: bool = True,
+    verifier: Verifier | None = None,
+    book: "FactBook | None" = None,
 ) -> CheckResult:
     """Verify every citation and evaluate every claim of every file. The
     repository is opened only when something needs it, so findings with only
     malformed citations need no clone. `citations=False` evaluates claims only,
-    `claims=False` citations only.
+    `claims=False` citations only. A caller that checks again and again (the
+    language server) passes its own `verifier` and `book`, which keep what
+    they read; without them each check reads afresh.
     A pin that names nothing is an input error for --pin and front matter, and
     an `unknown_pin` verdict for a citation's own `@` suffix."""
     if pin_override is not None:
@@ -334,8 +353,8 @@ def check(
             known = resolver.config.describe_pins()
             raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
                              f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
-    verdicts = _check_citations(files, resolver, repository, pin_override) if citations else []
-    claim_verdicts = _check_claims(files, resolver, repository, pin_override) if claims else []
+    verdicts = _check_citations(files, verifier or Verifier(resolver, repository), pin_override) if citations else []
+    claim_verdicts = _check_claims(files, resolver, repository, pin_override, book) if claims else []
     looked_up = _check_references(files, resolver, repository, pin_override) if references else []
     return CheckResult(tuple(verdicts), tuple(claim_verdicts), tuple(looked_up))
 
@@ -368,9 +387,8 @@ def _check_references(files: list[FindingsFile], resolver: PinResolver, reposito
     return out
 
 
-def _check_citations(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-                     pin_override: str | None) -> list[Verdict]:
-    verifier = Verifier(resolver, repository)
+def _check_citations(files: list[FindingsFile], verifier: Verifier, pin_override: str | None) -> list[Verdict]:
+    resolver = verifier.resolver
     verdicts = []
     carried: list[tuple[Citation, Pin, Pin]] = []
     for f in files:
@@ -385,13 +403,12 @@ def _check_citations(files: list[FindingsFile], resolver: PinResolver, repositor
                 carried.append((c, written, pin))
             else:
                 verdicts.append(verifier.verify(c, pin, ref))
-    verdicts += _carried_verdicts(carried, resolver, repository, verifier)
+    verdicts += _carried_verdicts(carried, verifier)
     verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
     return verdicts
 
 
-def _carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], resolver: PinResolver,
-                      repository: Callable[[], DshRepository], verifier: Verifier) -> list[Verdict]:
+def _carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], verifier: Verifier) -> list[Verdict]:
     """Citations of documents written at one pin and checked at another: each is
     carried through the diff first (rebase.py). Lines the diff left alone are
     checked where they are; lines that moved, or were edited, say so."""
@@ -404,7 +421,7 @@ def _carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], resolver: PinRes
         pairs.setdefault((written.sha, pin.sha), []).append(c)
         pins[written.sha], pins[pin.sha] = written, pin
     for (old, new), citations in sorted(pairs.items()):
-        rebaser = Rebaser(resolver, repository, pins[old], pins[new])
+        rebaser = Rebaser(verifier.resolver, verifier.repository, pins[old], pins[new], verifier)
         rebaser.prefetch(citations)
         written, pin = pins[old], pins[new]
         for c in citations:
@@ -426,12 +443,12 @@ def _carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], resolver: PinRes
 
 
 def _check_claims(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-                  pin_override: str | None) -> list[ClaimVerdict]:
+                  pin_override: str | None, own_book: "FactBook | None" = None) -> list[ClaimVerdict]:
     from .claims import evaluate, split_ref
     from .facts import FactBook, registry
 
     known = set(registry())
-    book = FactBook(repository, resolver=resolver)
+    book = own_book or FactBook(repository, resolver=resolver)
     pins = {f.path: resolver.resolve(ref) if (ref := pin_override or f.pin) else None for f in files}
     wanted: dict[Pin, set[str]] = {}
     for f in files:
@@ -451,7 +468,8 @@ def _check_claims(files: list[FindingsFile], resolver: PinResolver, repository: 
                 fact = book.get(fact_id, pin) if fact_id and pin and not claim.problem else None
                 claim_verdicts.append(evaluate(claim, pin, fact, known))
     finally:
-        book.close()
+        if own_book is None:
+            book.close()
     claim_verdicts.sort(key=lambda v: (v.claim.source.file, v.claim.source.line, v.claim.source.column))
     return claim_verdicts
 

@@ -1,0 +1,197 @@
+"""The pygls server: the protocol around the engine.
+
+Every call into the engine runs on one worker thread, in order, so the engine
+(its Verifier, FactBook and cache) is never used from two threads; the event
+loop stays free to read the editor's messages meanwhile. An edit schedules a
+check of the document after a short pause (`debounce`, 0.2 s; the client may
+set `initializationOptions.debounce` in milliseconds); a newer edit cancels
+it, and a check whose document changed while it ran is not published, so an
+editor only ever sees the diagnostics of the version it holds.
+
+DSH is opened (or cloned, on first use) before the first check that needs
+it, with `$/progress` reports; requests that need it wait until it is ready,
+the editor does not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Generator, TypeVar
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from .. import __version__, cache
+from . import features
+from .engine import SCHEME, EditorCache, Engine, fs_path
+
+T = TypeVar("T")
+logger = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS = 0.2
+MARKDOWN_ENDINGS = (".md", ".markdown", ".mdx")
+TRIGGER_CHARACTERS = ["`", "/", "#", ".", ":", "@", " "]
+
+
+class Protocol(LanguageServerProtocol):
+    """pygls's protocol, announcing also the `dshaudit:` documents the server
+    serves (`workspace/textDocumentContent`, LSP 3.18), which pygls does not
+    derive from the registered features."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        workspace = result.capabilities.workspace or types.WorkspaceOptions()
+        workspace.text_document_content = types.TextDocumentContentOptions(schemes=[SCHEME])
+        result.capabilities.workspace = workspace
+        return result
+
+
+class DshauditServer(LanguageServer):
+    def __init__(self, engine: Engine):
+        super().__init__("dshaudit", __version__, protocol_cls=Protocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        self.engine = engine
+        self.debounce = DEBOUNCE_SECONDS
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dshaudit")
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.opening = asyncio.Lock()
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` on the worker thread, after everything asked of it before."""
+        return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+
+    # -- checking -------------------------------------------------------------------
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Check the document after `delay`, instead of any check still waiting for it."""
+        if not is_markdown(uri):
+            return
+        earlier = self.pending.pop(uri, None)
+        if earlier is not None:
+            earlier.cancel()
+        self.pending[uri] = asyncio.ensure_future(self.check_later(uri, delay))
+
+    async def check_later(self, uri: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        document = self.workspace.get_text_document(uri)
+        version, text = document.version, document.source
+        await self.ready(uri)
+        try:
+            diagnostics = (await self.run(self.engine.analyse, uri, text, version)).diagnostics
+        except Exception as exc:  # a bug in dshaudit: say so on the document, as the CLI says it on stderr
+            logger.exception("checking %s", uri)
+            diagnostics = [types.Diagnostic(
+                range=types.Range(types.Position(0, 0), types.Position(0, 0)), severity=types.DiagnosticSeverity.Error,
+                message=f"internal error: {type(exc).__name__}: {exc} (a bug in dshaudit: please report it)",
+                code="internal", source="dshaudit")]
+        if uri not in self.workspace.text_documents or self.workspace.get_text_document(uri).version != version:
+            return  # edited (or closed) meanwhile: a newer check is on its way
+        self.pending.pop(uri, None)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+    async def ready(self, uri: str) -> None:
+        """Open the document's DSH clone (clone it on first use) before it is
+        needed, telling the editor through `$/progress`; concurrent callers wait."""
+        async with self.opening:
+            if not await self.run(self.engine.needs_opening, uri):
+                return
+            token = str(uuid.uuid4())
+            supported = bool(self.client_capabilities.window and self.client_capabilities.window.work_done_progress)
+            if supported:
+                await self.work_done_progress.create_async(token)
+                self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                    title="dshaudit", message="opening the DSH clone (cloning it on first use)", cancellable=False))
+            try:
+                await self.run(self.engine.open_repository, uri)
+                outcome = "DSH is open"
+            except Exception as exc:  # the check that follows reports it on the document
+                outcome = f"cannot open DSH: {exc}"
+            if supported:
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=outcome))
+
+    async def answer(self, uri: str, feature: Callable[..., T], *args: Any) -> T | None:
+        """`feature(analysis, *args)` on the analysis of the document's current
+        version (checked now if it is not yet); None for a document that is not Markdown."""
+        if not is_markdown(uri):
+            return None
+        await self.ready(uri)
+        document = self.workspace.get_text_document(uri)
+        analysis = await self.run(self.engine.analysis, uri, document.source, document.version)
+        return await self.run(feature, analysis, *args)
+
+
+def is_markdown(uri: str) -> bool:
+    return not uri.startswith(SCHEME + ":") and (
+        uri.lower().endswith(MARKDOWN_ENDINGS) or fs_path(uri) is None)
+
+
+def build_server(repo: str | None, config_path: str | None) -> DshauditServer:
+    cache.begin(EditorCache)
+    server = DshauditServer(Engine(repo, config_path))
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: DshauditServer, params: types.InitializeParams) -> None:
+        ls.engine.encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        options = params.initialization_options
+        if isinstance(options, dict) and isinstance(options.get("debounce"), (int, float)):
+            ls.debounce = max(0.0, options["debounce"] / 1000)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: DshauditServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, 0.0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: DshauditServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, ls.debounce)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: DshauditServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        pending = ls.pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        ls.worker.submit(ls.engine.forget, uri)
+        if is_markdown(uri):
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: DshauditServer, params: types.HoverParams) -> types.Hover | None:
+        return await ls.answer(params.text_document.uri, features.hover, params.position)
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS))
+    async def completion(ls: DshauditServer, params: types.CompletionParams) -> types.CompletionList | None:
+        items = await ls.answer(params.text_document.uri, features.completion, ls.engine, params.position)
+        return None if items is None else types.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]))
+    async def code_action(ls: DshauditServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        return await ls.answer(params.text_document.uri, features.code_actions, params.range)
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    async def definition(ls: DshauditServer, params: types.DefinitionParams) -> types.Location | None:
+        return await ls.answer(params.text_document.uri, features.definition, params.position)
+
+    @server.feature(types.WORKSPACE_TEXT_DOCUMENT_CONTENT)
+    async def content(ls: DshauditServer, params: types.TextDocumentContentParams) -> types.TextDocumentContentResult:
+        text = await ls.run(ls.engine.blob, params.uri)
+        if text is None:
+            raise JsonRpcInvalidParams(f"{params.uri}: no such file at that commit in the DSH clone")
+        return types.TextDocumentContentResult(text=text)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: DshauditServer, params: None) -> None:
+        for task in ls.pending.values():
+            task.cancel()
+        await ls.run(ls.engine.close)
+        ls.worker.shutdown(wait=False)
+
+    return server
