@@ -346,14 +346,20 @@ def _check_citations(files: list[FindingsFile], resolver: PinResolver, repositor
     verdicts = []
     for f in files:
         for c in f.citations:
-            ref = c.pin_ref or pin_override or f.pin
-            if c.form == "permalink" and c.pin_ref:
-                pin = resolver.resolve_link(c.pin_ref)
-            else:
-                pin = resolver.resolve(ref) if ref else None
+            pin, ref = citation_pin(c, f, resolver, pin_override)
             verdicts.append(verifier.verify(c, pin, ref))
     verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
     return verdicts
+
+
+def citation_pin(c: Citation, f: FindingsFile, resolver: PinResolver,
+                 pin_override: str | None) -> tuple[Pin | None, str | None]:
+    """The pin a citation is checked at, and the reference that named it: its own
+    `@` suffix, else --pin, else its file's front matter."""
+    ref = c.pin_ref or pin_override or f.pin
+    if c.form == "permalink" and c.pin_ref:
+        return resolver.resolve_link(c.pin_ref), ref
+    return (resolver.resolve(ref) if ref else None), ref
 
 
 def _check_claims(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
