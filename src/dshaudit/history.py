@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
+from pathlib import Path
 from typing import Any, Callable
 
 from .bisect import Commit, first_parent_path
@@ -464,8 +465,126 @@ class FactWatch:
             p.close()
 
 
+class ClaimsWalk:
+    """The claims' half of the pass: facts measured at FROM, then again at each
+    commit that can change them. Independent of the citations' half, so it can
+    run in a process of its own (see `history`)."""
+
+    def __init__(self, claims: list[Claim], repository: Callable[[], DshRepository], from_pin: Pin, to_pin: Pin,
+                 steps: list[Step]):
+        from .facts import registry
+
+        self.claims, self.repository, self.steps = claims, repository, steps
+        self.from_pin, self.to_pin = from_pin, to_pin
+        self._known = set(registry())
+        self._needles: dict[str, set[str]] = {}  # blob id -> the detector literals it holds
+        self._latest: dict[str, Fact] = {}  # each fact as last measured
+
+    def run(self) -> tuple[list[ClaimHistory], list[int], list[bool]]:
+        """Each claim's history; and for each commit, how many claims it changed and whether it touched a fact."""
+        from .facts import FactBook
+
+        repo = self.repository()
+        ids = sorted({fid for c in self.claims if not c.problem and (fid := split_ref(c.ref, self._known)[0])})
+        # Started first: the git processes of the whole-tree facts run while the facts are measured at FROM.
+        watches = {i: FactWatch(i, repo, self.from_pin.sha, self.to_pin.sha) for i in ids}
+        book = FactBook(self.repository)
+        changed, touched = [], []
+        try:
+            book.many(ids, self.from_pin)
+            histories = [self._at_from(c, book) for c in self.claims]
+            tree = repo.snapshot(self.from_pin.sha, self.from_pin.name)
+            parent = self.from_pin
+            for step in self.steps:
+                pin = _pin_of(step, self.to_pin)
+                tree = step.tree(tree)
+                repo.remember(tree)
+                n, hit = self._remeasure(step, pin, histories, watches, book)
+                changed.append(n)
+                touched.append(hit)
+                repo.forget(parent.sha)
+                book.forget(parent)
+                parent = pin
+        finally:
+            book.close()
+            for w in watches.values():
+                w.close()
+        for ch in histories:
+            if ch.fact_id:
+                # A fact is what it was where it was last measured: no commit since touched what it reads.
+                ch.at_to = evaluate(ch.claim, self.to_pin, self._latest[ch.fact_id], self._known)
+        return histories, changed, touched
+
+    def _at_from(self, claim: Claim, book: Any) -> ClaimHistory:
+        fact_id, _ = split_ref(claim.ref, self._known)
+        if claim.problem or fact_id is None:
+            v = evaluate(claim, self.from_pin, None, self._known)
+            return ClaimHistory(claim, None, v, at_to=v, current=_observed(v))
+        v = self._evaluate(claim, fact_id, self.from_pin, book)
+        return ClaimHistory(claim, fact_id, v, current=_observed(v))
+
+    def _evaluate(self, claim: Claim, fact_id: str, pin: Pin, book: Any) -> ClaimVerdict:
+        self._latest[fact_id] = fact = book.get(fact_id, pin)
+        return evaluate(claim, pin, fact, self._known)
+
+    def _remeasure(self, step: Step, pin: Pin, claims: list[ClaimHistory], watches: dict[str, FactWatch],
+                   book: Any) -> tuple[int, bool]:
+        """Facts this commit can change, measured again, and their claims evaluated again."""
+        self._scan([b for w in watches.values() for b in w.needle_blobs(step)],
+                   sorted({n for w in watches.values() for n in w.needles}))
+        touched = [i for i, w in watches.items() if w.touched_by(step, partial(self._holds_any, w.needles))]
+        if not touched:
+            return 0, False
+        book.many(touched, pin)
+        changed = 0
+        for ch in claims:
+            if ch.fact_id in touched:
+                now = _observed(self._evaluate(ch.claim, ch.fact_id, pin, book))
+                if now != ch.current:
+                    changed += 1
+                    ch.changed_at.append(step.commit)
+                    if ch.first_changed is None:
+                        ch.first_changed, ch.after = step.commit, now
+                    ch.current = now
+        return changed, True
+
+    def _holds_any(self, needles: tuple[str, ...], blob: str) -> bool:
+        return not self._needles.get(blob, set()).isdisjoint(needles)
+
+    def _scan(self, blobs: list[str], needles: list[str]) -> None:
+        """Which needles each blob holds, for the blobs not seen yet (one `git cat-file --batch`);
+        a blob's bytes are not kept, and the side before a commit is the side after the one before."""
+        todo = sorted({b for b in blobs if b not in self._needles})
+        if not todo:
+            return
+        for blob, data in self.repository().read_blobs(todo).items():
+            self._needles[blob] = {n for n in needles if n.encode("utf-8") in data}
+
+
+def _pin_of(step: Step, to_pin: Pin) -> Pin:
+    sha = step.commit.sha
+    return to_pin if sha == to_pin.sha else Pin(sha[:12], sha, named=False)
+
+
+def _claims_elsewhere(git_dir: str, claims: list[Claim], from_pin: Pin, to_pin: Pin,
+                      steps: list[Step]) -> tuple[list[ClaimHistory], list[int], list[bool]]:
+    """The claims' walk in a worker process, on a clone opened anew there (nothing of
+    the parent's git processes is shared); what it measured goes to the cache from there."""
+    from . import cache
+
+    repository = DshRepository(Path(git_dir), git_dir)
+    try:
+        return ClaimsWalk(claims, lambda: repository, from_pin, to_pin, steps).run()
+    finally:
+        cache.current().flush()
+        # A worker ends without the interpreter's clean-up: its git processes are stopped here.
+        repository.repo.close()
+
+
 class Walk:
-    """The forward pass. `run` returns every citation's and claim's history and every commit's impact."""
+    """The citations' half of the pass, here, while the claims' half runs in a
+    second process (or here after it, with one processor). `run` returns every
+    citation's and claim's history and every commit's impact."""
 
     def __init__(self, files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
                  from_pin: Pin, to_pin: Pin):
@@ -473,51 +592,52 @@ class Walk:
 
         self.files, self.resolver, self.repository = files, resolver, repository
         self.from_pin, self.to_pin = from_pin, to_pin
-        from .facts import registry
-
         self.verifier = Verifier(resolver, repository)
-        self._known = set(registry())
-        self._needles: dict[str, set[str]] = {}  # blob id -> the detector literals it holds
-        self._latest: dict[str, Fact] = {}  # each fact as last measured
 
     def run(self) -> HistoryResult:
-        from .facts import FactBook
+        import multiprocessing
+        import os
+        from concurrent.futures import ProcessPoolExecutor
+
+        from .facts import parallel
 
         repo = self.repository()
         steps = read_steps(repo, self.from_pin.sha, self.to_pin.sha)
-        fact_ids = sorted({fid for f in self.files for c in f.claims if not c.problem
-                           and (fid := split_ref(c.ref, self._known)[0])})
-        # Started first: their git processes run while the citations and facts are read at FROM.
-        watches = {i: FactWatch(i, repo, self.from_pin.sha, self.to_pin.sha) for i in fact_ids}
-        book = FactBook(self.repository)
+        claims = [c for f in self.files for c in f.claims]
+        elsewhere = claims and parallel.workers() > 1 and hasattr(os, "fork")
+        executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) if elsewhere else None
         try:
+            future = executor.submit(_claims_elsewhere, str(repo.repo.git_dir), claims, self.from_pin, self.to_pin,
+                                     steps) if executor else None
             citations = self._citations_at_from()
-            claims = self._claims_at_from(book)
             holding_at_from, by_file_at_from = self._holding(citations)
             commits = []
             parent = self.from_pin
             tree = repo.snapshot(self.from_pin.sha, self.from_pin.name)
             for step in steps:
-                sha = step.commit.sha
-                pin = self.to_pin if sha == self.to_pin.sha else Pin(sha[:12], sha, named=False)
+                pin = _pin_of(step, self.to_pin)
                 tree = step.tree(tree)
                 repo.remember(tree)
                 impact = CommitImpact(step.commit)
                 self._recheck(step, pin, citations, impact)
                 self._carry(step, parent, pin, citations, impact)
-                self._remeasure(step, pin, claims, watches, book, impact)
                 impact.holding, impact.holding_by_file = self._holding(citations)
                 commits.append(impact)
                 # Only the commit the walk is at is read again: what is kept of the others is let go.
                 repo.forget(parent.sha)
-                book.forget(parent)
                 parent = pin
-            self._at_to(citations, claims)
+            self._at_to(citations)
+            if future is not None:
+                histories, changed, touched = future.result()
+            else:
+                histories, changed, touched = ClaimsWalk(claims, self.repository, self.from_pin, self.to_pin,
+                                                         steps).run()
         finally:
-            book.close()
-            for w in watches.values():
-                w.close()
-        return HistoryResult(self.from_pin, self.to_pin, commits, citations, claims, holding_at_from,
+            if executor is not None:
+                executor.shutdown(cancel_futures=True)
+        for impact, n, hit in zip(commits, changed, touched):
+            impact.claims_changed, impact.touched = n, impact.touched or hit
+        return HistoryResult(self.from_pin, self.to_pin, commits, citations, histories, holding_at_from,
                              by_file_at_from, [f.path for f in self.files])
 
     def _holding(self, citations: list[CitationHistory]) -> tuple[int, dict[str, int]]:
@@ -549,25 +669,7 @@ class Walk:
                 out.append(h)
         return out
 
-    def _claims_at_from(self, book: Any) -> list[ClaimHistory]:
-        known = self._known
-        out = []
-        for f in self.files:
-            for claim in f.claims:
-                fact_id, _ = split_ref(claim.ref, known)
-                if claim.problem or fact_id is None:
-                    v = evaluate(claim, self.from_pin, None, known)
-                    out.append(ClaimHistory(claim, None, v, at_to=v, current=_observed(v)))
-                    continue
-                v = self._evaluate(claim, fact_id, self.from_pin, book)
-                out.append(ClaimHistory(claim, fact_id, v, current=_observed(v)))
-        return out
-
-    def _evaluate(self, claim: Claim, fact_id: str, pin: Pin, book: Any) -> ClaimVerdict:
-        self._latest[fact_id] = fact = book.get(fact_id, pin)
-        return evaluate(claim, pin, fact, self._known)
-
-    def _at_to(self, citations: list[CitationHistory], claims: list[ClaimHistory]) -> None:
+    def _at_to(self, citations: list[CitationHistory]) -> None:
         """The verdicts at TO, as `check --pin TO` gives them."""
         from . import ui
 
@@ -576,10 +678,6 @@ class Walk:
             if h.walked:
                 h.at_to = self.verifier.verify(h.citation, self.to_pin, self.to_pin.name)
                 missed += holds(h.at_to) != h.holds
-        for ch in claims:
-            if ch.fact_id:
-                # A fact is what it was where it was last measured: no commit since touched what it reads.
-                ch.at_to = evaluate(ch.claim, self.to_pin, self._latest[ch.fact_id], self._known)
         if missed:
             # Every change is looked for where it can happen; a difference here is a bug in that reasoning.
             ui.note(f"history: {missed} citations differ at {self.to_pin.name} from the walk's last state "
@@ -635,38 +733,6 @@ class Walk:
                 h.edited_at.append(step.commit)
             elif move.status in (MoveStatus.SHIFTED, MoveStatus.RENAMED):
                 impact.shifted += 1
-
-    def _remeasure(self, step: Step, pin: Pin, claims: list[ClaimHistory], watches: dict[str, FactWatch],
-                   book: Any, impact: CommitImpact) -> None:
-        """Facts this commit can change, measured again, and their claims evaluated again."""
-        self._scan([b for w in watches.values() for b in w.needle_blobs(step)],
-                   sorted({n for w in watches.values() for n in w.needles}))
-        touched = [i for i, w in watches.items() if w.touched_by(step, partial(self._holds_any, w.needles))]
-        if not touched:
-            return
-        impact.touched = True
-        book.many(touched, pin)
-        for ch in claims:
-            if ch.fact_id in touched:
-                now = _observed(self._evaluate(ch.claim, ch.fact_id, pin, book))
-                if now != ch.current:
-                    impact.claims_changed += 1
-                    ch.changed_at.append(step.commit)
-                    if ch.first_changed is None:
-                        ch.first_changed, ch.after = step.commit, now
-                    ch.current = now
-
-    def _holds_any(self, needles: tuple[str, ...], blob: str) -> bool:
-        return not self._needles.get(blob, set()).isdisjoint(needles)
-
-    def _scan(self, blobs: list[str], needles: list[str]) -> None:
-        """Which needles each blob holds, for the blobs not seen yet (one `git cat-file --batch`);
-        a blob's bytes are not kept, and the side before a commit is the side after the one before."""
-        todo = sorted({b for b in blobs if b not in self._needles})
-        if not todo:
-            return
-        for blob, data in self.repository().read_blobs(todo).items():
-            self._needles[blob] = {n for n in needles if n.encode("utf-8") in data}
 
 
 def history(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
