@@ -348,3 +348,10 @@ def test_registry_documents_its_keys():
     text = (Path(__file__).parent.parent / "src" / "dshaudit" / "facts" / "registry.toml").read_text()
     for key in ("reads", "lists", "names_only"):
         assert re.search(rf"^#   {key}\b", text, re.M), key
+
+
+def test_one_processor_gives_the_same_history(work, monkeypatch):
+    """With two processors the claims are walked in a second process; with one, here, after the citations."""
+    both = run_cli("history", "--from", "old", "--to", "new", "--format", "json").stdout
+    monkeypatch.setenv("DSHAUDIT_WORKERS", "1")
+    assert run_cli("history", "--from", "old", "--to", "new", "--format", "json").stdout == both

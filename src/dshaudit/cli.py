@@ -96,6 +96,17 @@ def _finish(outcome: Outcome, fmt: str, outputs: tuple[str, ...], web_url: str =
     sys.exit(emit(outcome, fmt, parse_outputs(outputs), web_url))
 
 
+def _page(text: str, code: int, output: Path | None) -> None:
+    """A rendered page (report, history) to --output (atomically) or stdout, and the exit code."""
+    from .writing import write_atomically
+
+    if output:
+        write_atomically(output, text)
+    else:
+        click.echo(text, nl=False)
+    sys.exit(code)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="dshaudit")
 @click.option("-q", "--quiet", is_flag=True, help="No notes and no progress on stderr; errors only.")
@@ -216,15 +227,8 @@ def report(paths: tuple[Path, ...], repo: str | None, pins: tuple[str, ...], sin
     self-contained file (no external assets); Markdown reads on GitHub.
     The exit code is that of `check` on the first pin, so a report can gate CI.
     """
-    from .writing import write_atomically
-
     session = Session.open(config_path, repo, paths)
-    text, code = commands.report(session, paths, pins, fmt, since)
-    if output:
-        write_atomically(output, text)
-    else:
-        click.echo(text, nl=False)
-    sys.exit(code)
+    _page(*commands.report(session, paths, pins, fmt, since), output)
 
 
 @main.command()
@@ -253,15 +257,8 @@ def history(paths: tuple[Path, ...], from_ref: str, to_ref: str, repo: str | Non
     first, then the citations to re-read; HTML draws the timeline.
     The exit code is that of `check --pin TO` for citations and claims.
     """
-    from .writing import write_atomically
-
     session = Session.open(config_path, repo, paths)
-    text, code = commands.history(session, paths, from_ref, to_ref, fmt)
-    if output:
-        write_atomically(output, text)
-    else:
-        click.echo(text, nl=False)
-    sys.exit(code)
+    _page(*commands.history(session, paths, from_ref, to_ref, fmt), output)
 
 
 @main.command()
