@@ -20,7 +20,8 @@ the work is done only where a commit meets something the findings read:
   for. Its claims are evaluated again there.
 
 So the cost grows with the commits' diffs where they meet the findings, not
-with citations × commits.
+with citations × commits. The two halves share nothing but the commits: the
+claims' runs in a second process while this one walks the citations.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .bisect import Commit, first_parent_path
 from .claims import evaluate, show, split_ref
@@ -41,6 +42,9 @@ from .pins import PinResolver
 from .repository import DshRepository
 from .snapshot import Snapshot
 from .status import Severity
+
+if TYPE_CHECKING:
+    from .facts import FactBook
 
 _PULL_REQUEST_RE = re.compile(r"\(#(\d+)\)|\bpull request #(\d+)\b", re.IGNORECASE)
 _NO_BLOB = "0" * 40
@@ -250,6 +254,8 @@ class CitationHistory:
             parts.append("lines edited at " + ", ".join(_short(c) for c in self.edited_at))
         if self.now_at and self.failing:
             parts.append(f"its lines are now at {self.now_at}")
+        elif self.lost_at and self.failing:
+            parts.append(f"its lines could not be followed past {_short(self.lost_at)}")
         return "; ".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
@@ -515,7 +521,7 @@ class ClaimsWalk:
                 ch.at_to = evaluate(ch.claim, self.to_pin, self._latest[ch.fact_id], self._known)
         return histories, changed, touched
 
-    def _at_from(self, claim: Claim, book: Any) -> ClaimHistory:
+    def _at_from(self, claim: Claim, book: "FactBook") -> ClaimHistory:
         fact_id, _ = split_ref(claim.ref, self._known)
         if claim.problem or fact_id is None:
             v = evaluate(claim, self.from_pin, None, self._known)
@@ -523,12 +529,12 @@ class ClaimsWalk:
         v = self._evaluate(claim, fact_id, self.from_pin, book)
         return ClaimHistory(claim, fact_id, v, current=_observed(v))
 
-    def _evaluate(self, claim: Claim, fact_id: str, pin: Pin, book: Any) -> ClaimVerdict:
+    def _evaluate(self, claim: Claim, fact_id: str, pin: Pin, book: "FactBook") -> ClaimVerdict:
         self._latest[fact_id] = fact = book.get(fact_id, pin)
         return evaluate(claim, pin, fact, self._known)
 
     def _remeasure(self, step: Step, pin: Pin, claims: list[ClaimHistory], watches: dict[str, FactWatch],
-                   book: Any) -> tuple[int, bool]:
+                   book: "FactBook") -> tuple[int, bool]:
         """Facts this commit can change, measured again, and their claims evaluated again."""
         self._scan([b for w in watches.values() for b in w.needle_blobs(step)],
                    sorted({n for w in watches.values() for n in w.needles}))
