@@ -296,6 +296,61 @@ def main() -> None:
         print(f"  peak memory, largest                  {max(r['peak'] for r in rows.values()):5d} MiB (target <= 200 MiB)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    history_section(repo, args.runs)
+
+
+# -- history (a section of its own) ------------------------------------------------
+
+
+def history_section(repo: str, runs: int) -> None:
+    """`history --from rc7 --to rc2` against one cold `check --pin rc2`, both from an
+    empty cache, run in turn (A B A B ...) so that each ratio compares neighbours;
+    and the naive way to learn the same: a `check` at every 10th first-parent
+    commit (from a cache warm at rc7, each check warming it for the next),
+    extrapolated to all of them."""
+    exe = shutil.which("dshaudit") or str(Path(sys.executable).parent / "dshaudit")
+    work = Path(tempfile.mkdtemp(prefix="dshaudit-bench-history-"))
+    cache = work / "cache"
+    env = {**os.environ, "DSH_REPO": repo, "DSHAUDIT_CACHE_DIR": str(cache)}
+    print("history (findings/ of this repository, rc7 -> rc2):", flush=True)
+    try:
+        walls: dict[str, list[float]] = {"history": [], "check": []}
+        peaks: dict[str, list[int]] = {"history": [], "check": []}
+        for _ in range(runs):
+            for label, cmd in (("history", [exe, "history", "--from", "rc7", "--to", "rc2"]),
+                               ("check", [exe, "check", "--pin", "rc2"])):
+                shutil.rmtree(cache, ignore_errors=True)
+                wall, peak, code = run_once(cmd, env, ROOT)
+                if code not in (0, 1):
+                    raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
+                walls[label].append(wall)
+                peaks[label].append(peak)
+        for label, text in (("history", "history --from rc7 --to rc2, cold cache"), ("check", "check --pin rc2, cold cache")):
+            print(f"  {text:<44} min {min(walls[label]):6.3f} s  median {statistics.median(walls[label]):6.3f} s  "
+                  f"peak {max(peaks[label]):4d} MiB", flush=True)
+        ratios = [h / c for h, c in zip(walls["history"], walls["check"])]
+        commits = subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--first-parent", "--reverse", f"{RC7}..{RC2}"],
+                                 capture_output=True, text=True, check=True).stdout.split()
+        shutil.rmtree(cache, ignore_errors=True)
+        run_once([exe, "check", "--pin", "rc7"], env, ROOT)  # the cache a reviewer at rc7 has
+        sampled = commits[9::10]
+        naive = 0.0
+        for sha in sampled:
+            wall, _, code = run_once([exe, "check", "--pin", sha], env, ROOT)
+            if code not in (0, 1):
+                raise SystemExit(f"bench: check --pin {sha} exited {code}")
+            naive += wall
+        per_check = naive / len(sampled)
+        print(f"  check at every 10th commit ({len(sampled)} of {len(commits)}), from a cache warm at rc7: "
+              f"{naive:.2f} s, {per_check:.2f} s each", flush=True)
+        print("ratios and targets (medians):")
+        print(f"  history / cold check --pin rc2        {statistics.median(ratios):5.2f}x   (target <= 2.0x; pairs: "
+              + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+        print(f"  naive: a check at each of the {len(commits)} commits, extrapolated   {per_check * len(commits):6.1f} s   "
+              f"({per_check * len(commits) / statistics.median(walls['history']):.0f}x history, which also finds edits "
+              "under a matching anchor and restorations that per-commit checks of status alone would not say)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -93,12 +93,14 @@ class BisectResult:
         )
 
 
-def first_parent_path(repository: DshRepository, good: str, bad: str) -> list[str]:
+def first_parent_path(repository: DshRepository, good: str, bad: str,
+                      order: str = "bisect needs --good before --bad") -> list[str]:
+    """The commits on the first-parent path after `good`, up to `bad` included, oldest first."""
     git = repository.repo.git
     try:
         git.merge_base("--is-ancestor", good, bad)
     except Exception:
-        raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}: bisect needs --good before --bad") from None
+        raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}: {order}") from None
     out = git.rev_list("--first-parent", "--reverse", f"{good}..{bad}")
     return [line for line in out.splitlines() if line]
 

@@ -100,6 +100,17 @@ def _finish(outcome: Outcome, fmt: str, outputs: tuple[str, ...], web_url: str =
     sys.exit(emit(outcome, fmt, parse_outputs(outputs), web_url))
 
 
+def _page(text: str, code: int, output: Path | None) -> None:
+    """A rendered page (report, history) to --output (atomically) or stdout, and the exit code."""
+    from .writing import write_atomically
+
+    if output:
+        write_atomically(output, text)
+    else:
+        click.echo(text, nl=False)
+    sys.exit(code)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="dshaudit")
 @click.option("-q", "--quiet", is_flag=True, help="No notes and no progress on stderr; errors only.")
@@ -228,13 +239,14 @@ def facts(repo: str | None, pin: str | None, fmt: str, config_path: str | None, 
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
 @click.option("--pin", "pins", metavar="PIN", multiple=True, help=f"Report at this pin (repeatable: the first is the main one, later ones add a status column each). Default: each file's own pin. {PIN_HELP}")
+@click.option("--since", metavar="PIN", help="Add the section \"Upstream changes since the pin\": what each commit from PIN to the report's pin did to the findings (as `dshaudit history`).")
 @click.option("--format", "fmt", type=click.Choice(["html", "markdown", "json"]), default="html", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write here (atomically) instead of stdout.")
 @click.option("--tree-docs", "tree_docs", multiple=True, metavar="PIN[:DIR]", help=TREE_DOCS_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
-def report(paths: tuple[Path, ...], repo: str | None, pins: tuple[str, ...], fmt: str, output: Path | None,
-           tree_docs: tuple[str, ...], config_path: str | None) -> None:
+def report(paths: tuple[Path, ...], repo: str | None, pins: tuple[str, ...], since: str | None, fmt: str,
+           output: Path | None, tree_docs: tuple[str, ...], config_path: str | None) -> None:
     """Render the claims-versus-code report for PATHS (default: findings/).
 
     For each finding: every claim with the claimed and measured value and the
@@ -243,15 +255,39 @@ def report(paths: tuple[Path, ...], repo: str | None, pins: tuple[str, ...], fmt
     self-contained file (no external assets); Markdown reads on GitHub.
     The exit code is that of `check` on the first pin, so a report can gate CI.
     """
-    from .writing import write_atomically
-
     session = Session.open(config_path, repo, paths)
-    text, code = commands.report(session, paths, pins, fmt, tree_docs)
-    if output:
-        write_atomically(output, text)
-    else:
-        click.echo(text, nl=False)
-    sys.exit(code)
+    _page(*commands.report(session, paths, pins, fmt, since, tree_docs), output)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--from", "from_ref", required=True, metavar="PIN", help=f"The pin the walk starts from. {PIN_HELP}")
+@click.option("--to", "to_ref", required=True, metavar="PIN", help="The pin it ends at; a descendant of --from.")
+@click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "html", "markdown"]), default="text", show_default=True, help="Output format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write here (atomically) instead of stdout.")
+@click.option("--tree-docs", "tree_docs", multiple=True, metavar="PIN[:DIR]", help=TREE_DOCS_HELP)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
+@handle_errors
+def history(paths: tuple[Path, ...], from_ref: str, to_ref: str, repo: str | None, fmt: str, output: Path | None,
+            tree_docs: tuple[str, ...], config_path: str | None) -> None:
+    """Say what each commit from --from to --to did to the findings in PATHS (default: findings/).
+
+    One forward pass over the first-parent commits (the merged pull
+    requests): each citation is checked again only at commits that change its
+    file, and its lines are carried through their diffs as `rebase` carries
+    them; a fact is measured again only at commits that touch the files it
+    watches. For every citation: its status at --to, the first commit where it
+    stops holding, the commits that edited its lines while its anchors still
+    stood there (re-read those), and those where it held again. For every
+    claim: the first commit that changed it, with the values before and after.
+    For every commit: its pull request and what it shifted, edited, broke,
+    restored and changed. Text lists the commits that matter, most impactful
+    first, then the citations to re-read; HTML draws the timeline.
+    The exit code is that of `check --pin TO` for citations and claims.
+    """
+    session = Session.open(config_path, repo, paths)
+    _page(*commands.history(session, paths, from_ref, to_ref, fmt, tree_docs), output)
 
 
 @main.command()

@@ -291,16 +291,40 @@ def bisect(session: Session, target: str, good: str, bad: str, anchors: tuple[st
     return Outcome("bisect", head=result.as_dict(), lines=result.lines(), exit_override=0)
 
 
+def history(session: Session, paths: tuple[Path, ...], from_ref: str, to_ref: str, fmt: str,
+            tree_docs: tuple[str, ...] = ()) -> tuple[str, int]:
+    """What each first-parent commit from FROM to TO did to the findings, and
+    the exit code of `check --pin TO` for its citations and claims."""
+    from .history import history as run_history
+    from .report import render_history
+
+    files = session.documents(paths, tree_docs)
+    result = run_history(files, session.pins, session.repository, session.pins.require(from_ref, "--from"),
+                         session.pins.require(to_ref, "--to"))
+    return render_history(result, session.config.web_url, fmt), 1 if result.failing else 0
+
+
 def report(session: Session, paths: tuple[Path, ...], pins: tuple[str, ...], fmt: str,
-           tree_docs: tuple[str, ...] = ()) -> tuple[str, int]:
-    """The report's text and the exit code of `check` at its first pin."""
+           since: str | None = None, tree_docs: tuple[str, ...] = ()) -> tuple[str, int]:
+    """The report's text and the exit code of `check` at its first pin. With
+    `since`, the upstream changes from that pin to the report's (the first
+    --pin, else the one pin the files name) are a section of it."""
     from .facts import FactBook
+    from .history import history as run_history
     from .report import PinRun, build_report, render_report
     from .verify import FileText, Verifier
     from .verify import check as run_check
 
     files = session.documents(paths, tree_docs)
     resolved = [session.pins.require(ref) for ref in pins]
+    changes = None
+    if since is not None:
+        own = {f.pin for f in files if f.pin}
+        if not resolved and len(own) != 1:
+            raise InputError(f"--since: the files name {len(own)} pins ({', '.join(sorted(own)) or 'none'}); "
+                             "pass --pin to say which one the changes lead to")
+        to_pin = resolved[0] if resolved else session.pins.require(own.pop(), "front matter")
+        changes = run_history(files, session.pins, session.repository, session.pins.require(since, "--since"), to_pin)
     book = FactBook(session.repository, resolver=session.pins)
     runs = []
     plan: list[tuple[str | None, Pin | None]] = list(zip(pins, resolved)) or [(None, None)]
@@ -316,7 +340,7 @@ def report(session: Session, paths: tuple[Path, ...], pins: tuple[str, ...], fmt
     def reader(pin: Pin, path: str) -> FileText | None:
         return verifier.text(session.repository().snapshot(pin.sha, pin.name), path)
 
-    text = render_report(build_report(session.config, files, runs, reader), fmt)
+    text = render_report(build_report(session.config, files, runs, reader, changes), fmt)
     return text, 0 if runs[0].result.ok else 1
 
 

@@ -14,13 +14,20 @@ class Diff:
     """What changed between two commits, for the paths asked about: renames
     (git's rename detection) and each file's hunks, from one `git diff` each."""
 
-    def __init__(self, repository: "DshRepository", old_sha: str, new_sha: str):
+    def __init__(self, repository: "DshRepository", old_sha: str, new_sha: str,
+                 known: tuple[dict[str, str], set[str]] | None = None):
+        """`known`: the renames and deletions, when the caller has them already
+        (history reads every commit's from one `git log`); else one `git diff` finds them."""
         self.repository = repository
         self.old_sha, self.new_sha = old_sha, new_sha
-        out = repository.repo.git.diff("--name-status", "-M", "-z", old_sha, new_sha)
-        fields = out.split("\0")
+        self._hunks: dict[tuple[str, str], str] = {}
         self.renames: dict[str, str] = {}
         self.deleted: set[str] = set()
+        if known is not None:
+            self.renames, self.deleted = known
+            return
+        out = repository.repo.git.diff("--name-status", "-M", "-z", old_sha, new_sha)
+        fields = out.split("\0")
         i = 0
         while i < len(fields) and fields[i]:
             status = fields[i]
@@ -32,7 +39,6 @@ class Diff:
                 if status == "D":
                     self.deleted.add(fields[i + 1])
                 i += 2
-        self._hunks: dict[tuple[str, str], str] = {}
 
     def patches(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
         """Unified diffs (-U0) for (old path, new path) pairs, in one git call."""

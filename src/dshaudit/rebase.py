@@ -151,14 +151,16 @@ class Rebaser:
     where its lines land (`_place`), and what kind of move that was (`_classify`)."""
 
     def __init__(self, resolver: PinResolver, repository: Callable[[], DshRepository], old_pin: Pin, new_pin: Pin,
-                 verifier: Verifier | None = None):
+                 verifier: Verifier | None = None, diff: Diff | None = None):
+        """`verifier` and `diff` may come from the caller: history carries citations
+        through many commits in a row, and shares one verifier's decoded files between them."""
         opened = repository()
         self.old_pin, self.new_pin = old_pin, new_pin
         self.old = opened.snapshot(old_pin.sha, old_pin.name)
         self.new = opened.snapshot(new_pin.sha, new_pin.name)
-        # The language server passes the Verifier it keeps; a run makes its own.
+        # The language server and history pass the Verifier they keep; a run makes its own.
         self.verifier = verifier or Verifier(resolver, repository)
-        self.diff = Diff(opened, old_pin.sha, new_pin.sha)
+        self.diff = diff or Diff(opened, old_pin.sha, new_pin.sha)
 
     def _holds_at(self, c: Citation, pin: Pin) -> bool:
         """The full check passes (a warning such as `suspect` is carried as it is, never made worse)."""

@@ -205,6 +205,15 @@ class DshRepository:
         return snap
 
 
+    def remember(self, snapshot: Snapshot) -> None:
+        """Hand out this snapshot for its commit from now on (one made by `Snapshot.derive`)."""
+        self._snapshots[snapshot.sha] = snapshot
+
+    def forget(self, sha: str) -> None:
+        """Drop the snapshot of `sha` (its tree listing): a walk over many commits keeps only those it still reads."""
+        self._snapshots.pop(sha, None)
+
+
 def _git_reason(exc: GitCommandError) -> str:
     """git's own first `fatal:`/`error:` line, which says what went wrong."""
     text = str(exc.stderr or "").replace("stderr: '", "\n")

@@ -46,6 +46,7 @@ class Snapshot:
         self.grep = Grep(repository.repo, sha)
         self._by_name: dict[str, list[str]] | None = None
         self._by_dir: dict[str, list[str]] = {}
+        self._below: dict[str, int] | None = None
 
     def index(self) -> dict[str, tuple[str, str, str]]:
         """path -> (mode, type, object id) for every entry, folders included."""
@@ -59,6 +60,43 @@ class Snapshot:
                     index[path] = (mode, kind, obj)
             self._index = index
         return self._index
+
+    def derive(self, sha: str, removed: list[str], added: list[tuple[str, str, str]]) -> "Snapshot":
+        """The tree of commit `sha`, when what changes from this tree to it is
+        known (`git log --raw` gives it for every commit at once): this listing
+        with the `removed` paths taken out and the `added` (path, mode, object id)
+        put in; folders come and go with the files below them. `history` walks
+        dozens of commits this way without listing each one's tree again."""
+        index = dict(self.index())
+        below = dict(self._files_below())
+        for path in removed:
+            if index.pop(path, None) is None:
+                continue
+            for folder in _folders(path):
+                below[folder] -= 1
+                if not below[folder]:
+                    del below[folder]
+                    index.pop(folder, None)
+        for path, mode, obj in added:
+            if path not in index:
+                for folder in _folders(path):
+                    below[folder] = below.get(folder, 0) + 1
+                    index.setdefault(folder, ("040000", "tree", ""))  # a folder's own id is never read
+            index[path] = (mode, "commit" if int(mode, 8) == MODE_GITLINK else "blob", obj)
+        child = Snapshot(self.repository, sha)
+        child._index, child._below = index, below
+        return child
+
+    def _files_below(self) -> dict[str, int]:
+        """Folder -> how many files it holds, at any depth."""
+        if self._below is None:
+            below: dict[str, int] = {}
+            for path, (_, kind, _) in self.index().items():
+                if kind != "tree":
+                    for folder in _folders(path):
+                        below[folder] = below.get(folder, 0) + 1
+            self._below = below
+        return self._below
 
     def entry(self, path: str) -> Entry | None:
         record = self.index().get(path.rstrip("/")) if path else None
@@ -144,6 +182,12 @@ class Snapshot:
             if below:
                 return best(below[:2000])
         return []
+
+
+def _folders(path: str) -> list[str]:
+    """`a/b/c.ts` -> [`a`, `a/b`]."""
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
 # Names that moved to modules of their own, still importable from here for the

@@ -394,11 +394,7 @@ def _check_citations(files: list[FindingsFile], verifier: Verifier, pin_override
     for f in files:
         written = resolver.resolve(f.written_at) if f.written_at else None
         for c in f.citations:
-            ref = c.pin_ref or pin_override or f.pin
-            if c.form == "permalink" and c.pin_ref:
-                pin = resolver.resolve_link(c.pin_ref)
-            else:
-                pin = resolver.resolve(ref) if ref else None
+            pin, ref = citation_pin(c, f, resolver, pin_override)
             if written and pin and pin.sha != written.sha and not c.pin_ref and not c.problem:
                 carried.append((c, written, pin))
             else:
@@ -406,6 +402,16 @@ def _check_citations(files: list[FindingsFile], verifier: Verifier, pin_override
     verdicts += _carried_verdicts(carried, verifier)
     verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
     return verdicts
+
+
+def citation_pin(c: Citation, f: FindingsFile, resolver: PinResolver,
+                 pin_override: str | None) -> tuple[Pin | None, str | None]:
+    """The pin a citation is checked at, and the reference that named it: its own
+    `@` suffix, else --pin, else its file's front matter."""
+    ref = c.pin_ref or pin_override or f.pin
+    if c.form == "permalink" and c.pin_ref:
+        return resolver.resolve_link(c.pin_ref), ref
+    return (resolver.resolve(ref) if ref else None), ref
 
 
 def _carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], verifier: Verifier) -> list[Verdict]:

@@ -48,10 +48,23 @@ class DetectorSpec:
     needle: tuple[str, ...] | None = None  # any of these literals; files without one are never parsed
     exclude_tests: bool = False
     params: dict[str, Any] = field(default_factory=dict)
+    reads: tuple[str, ...] = ()  # globs of other files whose content the reducer reads
+    lists: tuple[str, ...] = ()  # globs of files whose names (not content) the reducer reads
+    names_only: bool = False  # the reducer reads the names of the files of `paths`, never their content
 
     @property
     def kind(self) -> str:
         return "whole" if self.reduce in WHOLE else "query"
+
+    @property
+    def content_globs(self) -> tuple[str, ...]:
+        """Files whose content can change the fact's value (history re-measures where one changes)."""
+        return (() if self.names_only else self.paths) + self.reads
+
+    @property
+    def name_globs(self) -> tuple[str, ...]:
+        """Files whose coming, going or renaming (not their edits) can change the fact's value."""
+        return (self.paths if self.names_only else ()) + self.lists
 
 
 @lru_cache(maxsize=1)
@@ -72,6 +85,9 @@ def registry() -> dict[str, DetectorSpec]:
             needle=(entry["needle"],) if isinstance(entry.get("needle"), str) else tuple(entry.get("needle", ())) or None,
             exclude_tests=entry.get("exclude_tests", False),
             params=entry.get("params", {}),
+            reads=tuple(entry.get("reads", ())),
+            lists=tuple(entry.get("lists", ())),
+            names_only=entry.get("names_only", False),
         )
         known = spec.reduce in WHOLE or (spec.reduce in COMBINE and spec.reduce in PER_FILE)
         if not known or (spec.kind == "query") != bool(spec.query):
@@ -266,6 +282,11 @@ class FactBook:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+    def forget(self, pin: Pin) -> None:
+        """Drop what was read and measured at `pin`: a walk over many commits keeps only the current one."""
+        self._contexts.pop(pin.sha, None)
+        self._facts = {k: v for k, v in self._facts.items() if k[1] != pin.sha}
 
     def get(self, fact_id: str, pin: Pin) -> Fact:
         key = (fact_id, pin.sha)
