@@ -342,6 +342,73 @@ def test_one_pass_looks_up_every_name(snap):
     assert index.git_calls == 2  # the word names, then the names with other characters
 
 
+# -- a new commit, from one already indexed ----------------------------------------------
+
+KEEP = "export const epsilon = 1\nexport const marker = { kind: 'kept', extra: 2 }\n"
+
+
+@pytest.fixture(scope="module")
+def moving(tmp_path_factory):
+    """Two commits: c2 edits a.ts (beta goes, alpha stays), adds c.ts (zeta, newword)
+    and leaves keep.ts and docs/guide.md as they were."""
+    root = tmp_path_factory.mktemp("moving") / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "src/a.ts", "export const alpha = 1\nexport const beta = { kind: 'moved' }\n")
+    _write(root, "src/keep.ts", KEEP)
+    _write(root, "docs/guide.md", "Send tool/start first.\n")
+    c1 = _commit(root, "c1", "2026-08-01T10:00:00Z", "c1")
+    _write(root, "src/a.ts", "export const alpha = 2\nexport const moved = { kind: 'moved' }\n")
+    _write(root, "src/c.ts", "export const zeta = 'newword'\n")
+    c2 = _commit(root, "c2", "2026-08-02T10:00:00Z", "c2")
+    return root, c1, c2
+
+
+MOVING_TEXTS = ("epsilon", "alpha", "beta", "zeta", "'tool/start'", "{ kind: 'kept' }", "{ kind: 'moved' }",
+                "alpha = 2", "marker = 3")
+MOVING_ABSENT = ["ollama", "newword", "Epsilon"]
+
+
+def _at(root, sha, cache_dir, monkeypatch):
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(cache_dir))
+    nameindex.forget()
+    cache.begin()
+    return DshRepository(root / ".git", "fixture").snapshot(sha)
+
+
+def _results(refs):
+    return [(r.text, r.status, r.message, r.place) for r in refs]
+
+
+def test_a_new_commit_is_indexed_from_one_in_the_cache(moving, tmp_path, monkeypatch):
+    root, c1, c2 = moving
+    cold = _results(check(_at(root, c2, tmp_path / "cold", monkeypatch), *MOVING_TEXTS, absent=MOVING_ABSENT))
+    cache.end()
+    check(_at(root, c1, tmp_path / "warm", monkeypatch), *MOVING_TEXTS, absent=MOVING_ABSENT)
+    cache.end()
+    snapshot = _at(root, c2, tmp_path / "warm", monkeypatch)
+    started: list[list[str]] = []
+    popen = subprocess.Popen
+
+    def recording(args, *a, **kw):
+        started.append(list(args))
+        return popen(args, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", recording)
+    derived = _results(check(snapshot, *MOVING_TEXTS, absent=MOVING_ABSENT))
+    cache.end()
+    assert derived == cold
+    assert nameindex.index_for(snapshot).base == c1
+    # Only the changed files were searched, and `epsilon`, found by c1 in an
+    # unchanged file, was not searched for at all.
+    greps = [args for args in started if "grep" in args and "-q" not in args]  # -q: the history search
+    assert greps and all(args[args.index("--") + 1:] == ["src/a.ts", "src/c.ts"] for args in greps)
+    assert not any("epsilon" in a for args in greps for a in args)
+    by_text = {r[0]: r[1] for r in derived}
+    assert by_text["beta"] is ReferenceStatus.DELETED and by_text["zeta"] is ReferenceStatus.OK
+    assert by_text["newword"] is ReferenceStatus.PRESENT and by_text["ollama"] is ReferenceStatus.ABSENT_CONFIRMED
+
+
 # -- output -------------------------------------------------------------------------------
 
 

@@ -47,6 +47,9 @@ class Shard:
     def get(self, key: str) -> Any:
         return self.entries.get(key)
 
+    def keys(self) -> list[str]:
+        return list(self.entries)
+
     def put(self, key: str, value: Any) -> None:
         self.entries[key] = value
         self.added[key] = value

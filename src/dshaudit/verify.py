@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Callable
 
 from .diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
-from .errors import InputError
+from .errors import InputError, RepoError
 from .findings import FindingsFile
 from .model import (Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, Pin, SourceLocation, Status, Verdict,
                     format_lines)
@@ -25,6 +25,7 @@ from .inference import FileView, Inferred, alnum, squash, suspect
 from .symbols import SymbolTable, build_symbol_table
 
 if TYPE_CHECKING:
+    from .names import Name
     from .references import Reference
 
 BINARY_SNIFF_BYTES = 8000
@@ -306,18 +307,28 @@ def check(
             known = resolver.config.describe_pins()
             raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
                              f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
-    verdicts = _check_citations(files, resolver, repository, pin_override) if citations else []
-    claim_verdicts = _check_claims(files, resolver, repository, pin_override) if claims else []
-    looked_up = _check_references(files, resolver, repository, pin_override) if references else []
+    # The names pass runs in git while citations and claims are checked here.
+    work = _start_references(files, resolver, repository, pin_override) if references else []
+    try:
+        verdicts = _check_citations(files, resolver, repository, pin_override) if citations else []
+        claim_verdicts = _check_claims(files, resolver, repository, pin_override) if claims else []
+        looked_up = _check_references(work, resolver, repository) if references else []
+    except BaseException:
+        _stop_references(work, repository)
+        raise
     return CheckResult(tuple(verdicts), tuple(claim_verdicts), tuple(looked_up))
 
 
-def _check_references(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-                      pin_override: str | None) -> list[tuple[Pin, "Reference"]]:
-    """The names and quoted code of each document, looked up at its pin."""
-    from .references import absent_claims, check_references, document_exemptions, document_names, prefetch_references
+_Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]
 
-    work = []
+
+def _start_references(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
+                      pin_override: str | None) -> list[_Work]:
+    """Each document's names and absence claims, their lookups started: every
+    document's names at a pin in one pass over the tree, in the background."""
+    from .references import absent_claims, document_names, prefetch_references
+
+    work: list[_Work] = []
     for f in files:
         ref = pin_override or f.pin
         pin = resolver.resolve(ref) if ref else None
@@ -327,10 +338,31 @@ def _check_references(files: list[FindingsFile], resolver: PinResolver, reposito
         absent = [(t, SourceLocation(f.path, line, col)) for t, line, col in absent_claims(f.text)]
         if items or absent:
             work.append((f, pin, items, absent))
-    # Every document's names at a pin in one pass over the tree, before each document is judged.
-    for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
-        prefetch_references([i for _, p, items, _ in work if p == pin for i in items],
-                            repository().snapshot(pin.sha, pin.name))
+    try:
+        for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
+            prefetch_references([i for _, p, items, _ in work if p == pin for i in items],
+                                repository().snapshot(pin.sha, pin.name),
+                                [t for _, p, _, absent in work if p == pin for t, _ in absent])
+    except RepoError:
+        pass  # a commit the clone lacks: reported where the citations and references meet it
+    return work
+
+
+def _stop_references(work: list[_Work], repository: Callable[[], DshRepository]) -> None:
+    from .nameindex import index_for
+
+    for pin in {pin for _, pin, _, _ in work}:
+        try:
+            index_for(repository().snapshot(pin.sha, pin.name)).stop()
+        except RepoError:
+            pass
+
+
+def _check_references(work: list[_Work], resolver: PinResolver,
+                      repository: Callable[[], DshRepository]) -> list[tuple[Pin, "Reference"]]:
+    """The names and quoted code of each document, looked up at its pin."""
+    from .references import check_references, document_exemptions
+
     out: list[tuple[Pin, Reference]] = []
     for f, pin, items, absent in work:
         # Pin names in prose (`rc7`) name pins, not code.
