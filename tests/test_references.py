@@ -409,6 +409,23 @@ def test_a_new_commit_is_indexed_from_one_in_the_cache(moving, tmp_path, monkeyp
     assert by_text["newword"] is ReferenceStatus.PRESENT and by_text["ollama"] is ReferenceStatus.ABSENT_CONFIRMED
 
 
+def test_fragments_at_a_new_commit_read_only_the_files_that_changed(moving, tmp_path, monkeypatch):
+    root, c1, c2 = moving
+    check(_at(root, c1, tmp_path / "cache", monkeypatch), "{ kind: 'kept' }", "{ kind: 'moved' }")
+    cache.end()
+    snapshot = _at(root, c2, tmp_path / "cache", monkeypatch)
+    blobs = snapshot.blob_ids()
+    read: list[str] = []
+    read_many, read_one = type(snapshot).read_many, type(snapshot).read
+    monkeypatch.setattr(type(snapshot), "read_many", lambda self, ids: read.extend(ids) or read_many(self, ids))
+    monkeypatch.setattr(type(snapshot), "read", lambda self, blob: read.append(blob) or read_one(self, blob))
+    kept, moved = check(snapshot, "{ kind: 'kept' }", "{ kind: 'moved' }")
+    cache.end()
+    assert kept.message == "matches src/keep.ts:2" and moved.message == "matches src/a.ts:2"
+    assert blobs["src/keep.ts"] not in read  # its answer for `{ kind: 'kept' }` is cached by blob
+    assert blobs["src/a.ts"] in read
+
+
 # -- output -------------------------------------------------------------------------------
 
 

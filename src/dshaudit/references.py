@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from .diagnostics import Diagnostic, Place, permalink
 from .errors import InputError
-from .fragments import Fragment, FragmentVerdict, cached, evaluate, parse_fragment
+from .fragments import Fragment, FragmentVerdict, cached, evaluate_all, parse_fragment
 from .grammar import code_spans, find_citations
 from .claims import CLAIM_SPAN_RE
 from .model import LineRange, Pin, SourceLocation
@@ -259,6 +259,14 @@ def prefetch_references(items: list[tuple[Name, SourceLocation]], snapshot: "Sna
     _start([plan for _, _, plan in _plans(items)], snapshot, absent or [])
 
 
+def compare_fragments(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot") -> None:
+    """Compare the quoted code of several documents at one commit in one go,
+    their files read together, so that `check_references` on each finds the
+    verdicts cached. Optional, like `prefetch_references`."""
+    evaluate_all([plan.fragment for _, _, plan in _plans(items) if plan.fragment is not None],
+                 snapshot, index_for(snapshot))
+
+
 def _claimed_absent(names: set[str], claims: list[str]) -> str | None:
     for claim in claims:
         if any(n.lower() == claim.lower() if any_case(claim) else n == claim for n in names):
@@ -285,6 +293,9 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
     lookups = _start([plan for (_, _, plan), why in zip(plans, excused) if why is None], snapshot, claims)
     present = index.present(lookups)
 
+    checked = [plan.fragment for (_, _, plan), why in zip(plans, excused) if why is None and plan.fragment is not None]
+    verdicts = dict(zip(map(id, checked), evaluate_all(checked, snapshot, index)))
+
     out: list[Reference] = []
     missing: dict[int, str] = {}  # position in `out` -> the name that occurs nowhere
     for (name, where, plan), why in zip(plans, excused):
@@ -300,7 +311,7 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
                 what = "occurs" if len(plan.lookups) == 1 else f"each of {', '.join(f'`{x}`' for x in plan.lookups)} occurs"
                 out.append(Reference(where, name.text, plan.kind, ReferenceStatus.OK, f"{what} at {at}"))
             continue
-        verdict = evaluate(plan.fragment, snapshot, index)
+        verdict = verdicts[id(plan.fragment)]
         if verdict is None:
             continue  # undecided: not every candidate could be compared
         if verdict.status == "phantom":

@@ -361,8 +361,11 @@ def _stop_references(work: list[_Work], repository: Callable[[], DshRepository])
 def _check_references(work: list[_Work], resolver: PinResolver,
                       repository: Callable[[], DshRepository]) -> list[tuple[Pin, "Reference"]]:
     """The names and quoted code of each document, looked up at its pin."""
-    from .references import check_references, document_exemptions
+    from .references import check_references, compare_fragments, document_exemptions
 
+    for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
+        compare_fragments([i for _, p, items, _ in work if p == pin for i in items],
+                          repository().snapshot(pin.sha, pin.name))
     out: list[tuple[Pin, Reference]] = []
     for f, pin, items, absent in work:
         # Pin names in prose (`rc7`) name pins, not code.
