@@ -103,6 +103,22 @@ def glob_predicate(glob: str) -> PathTest:
     return glob_regex(glob).match
 
 
+def narrowing_pathspecs(globs: Sequence[str]) -> tuple[str, ...]:
+    """git pathspecs that match every path one of `globs` matches, and perhaps
+    more (the caller filters by the globs); () when they would not narrow the
+    tree. A pathspec without magic is an fnmatch pattern whose `*` spans
+    folders, so `**/*.ts` becomes `*.ts` and `a/**/b.ts` becomes `a/*b.ts`."""
+    specs = []
+    for glob in globs:
+        if any(c in glob for c in "?[{\\") or glob.startswith(":"):
+            return ()  # nothing simpler that surely matches as much
+        spec = re.sub(r"\*+", "*", re.sub(r"\*\*/", "*", glob))
+        if spec.strip("*/") == "":
+            return ()
+        specs.append(spec)
+    return tuple(specs)
+
+
 @lru_cache(maxsize=None)
 def glob_regex(glob: str) -> re.Pattern[str]:
     """`packages/*/*/src/**/*.ts` as a regex: `*` stays in one folder, `**/` spans any."""
