@@ -101,6 +101,14 @@ def _escape_ere(name: str) -> str:
     return _ERE_SPECIAL_RE.sub(r"\\\1", name)
 
 
+def _any_case_ere(text: str) -> str:
+    """A claim made of word characters, as an extended regex matching it in any
+    (ASCII) case, or exactly when it has a capital letter (smart case)."""
+    if not any_case(text):
+        return text
+    return "".join(f"[{c}{c.upper()}]" if c.isalpha() and c.isascii() else c for c in text)
+
+
 def _is_word(name: str) -> bool:
     return _WORD_NAME_RE.fullmatch(name) is not None
 
@@ -172,23 +180,35 @@ class _Base:
 
 
 @dataclass
+class _Search:
+    """One search over the whole tree (`files` None) or some of its files: where
+    `names` occur and the first places of the absence claims `texts`, its git
+    processes started. Word names and word-only claims share one pass: a
+    claim's letters are written as [aA] so that it is found in any case."""
+
+    names: list[str]
+    texts: list[str]
+    files: list[str] | None
+    # (names, claims, process, whether it is an -o pass or a -F pass for claims only)
+    runs: list[tuple[list[str], list[str], _Started, bool]] = field(default_factory=list)
+
+    def stop(self) -> None:
+        for _, _, run, _ in self.runs:
+            run.stop()
+
+
+@dataclass
 class _Pass:
     """What `start` set going; collected by `_finish`."""
 
     base: _Base | None
-    scoped: list[str]  # names searched among the base's changed files only
-    whole: list[str]  # names searched over the whole tree
-    scoped_runs: list[tuple[list[str], _Started]] = field(default_factory=list)
-    whole_runs: list[tuple[list[str], _Started]] = field(default_factory=list)
-    texts_scoped: list[str] = field(default_factory=list)  # absence claims over the changed files
-    texts_whole: list[str] = field(default_factory=list)
-    absence_runs: list[tuple[bool, _Started]] = field(default_factory=list)  # (over the changed files?, run)
+    scoped: _Search | None  # among the base's changed files only
+    whole: _Search | None
 
     def stop(self) -> None:
-        for _, run in self.scoped_runs + self.whole_runs:
-            run.stop()
-        for _, run in self.absence_runs:
-            run.stop()
+        for search in (self.scoped, self.whole):
+            if search is not None:
+                search.stop()
 
 
 class NameIndex:
@@ -228,38 +248,69 @@ class NameIndex:
             runs.append(_Started(self.git_dir, ["--literal-pathspecs", *args, self.sha, "--", *chunk], env))
         return runs
 
-    def _start_scan(self, names: list[str], files: list[str] | None) -> list[tuple[list[str], _Started]]:
-        """The passes that find where `names` occur: one per group, started now."""
+    def _start_search(self, names: list[str], texts: list[str], files: list[str] | None) -> _Search:
+        """The passes that find where `names` occur and where the claims `texts` do: started now."""
+        search = _Search(names, texts, files)
         words = [n for n in names if _is_word(n)]
         others = [n for n in names if not _is_word(n)]
-        groups = [words[i:i + CHUNK] for i in range(0, len(words), CHUNK)]
-        groups += [others[i:i + CHUNK] for i in range(0, len(others), CHUNK)]
-        runs = []
-        for group in groups:
+        claims = [t for t in texts if _is_word(t)]
+        groups = [(words[i:i + CHUNK], claims if i == 0 else []) for i in range(0, len(words), CHUNK)] or [([], claims)]
+        groups += [(others[i:i + CHUNK], []) for i in range(0, len(others), CHUNK)]
+        for group, with_claims in groups:
+            if not group and not with_claims:
+                continue
             # --heading names each file once above its matches: on DSH the
             # output is a tenth of what a path on every match line makes.
-            pattern = "(" + "|".join(_escape_ere(n) for n in sorted(group, key=len, reverse=True)) + ")"
-            args = ["-c", "core.quotePath=false", "grep", "-o", "--heading", "--break", "-I", "-w", "-E", "-e", pattern]
-            runs += [(group, run) for run in self._start_git(args, files)]
-        return runs
+            pattern = "(" + "|".join(sorted([_escape_ere(n) for n in group] + [_any_case_ere(t) for t in with_claims],
+                                            key=len, reverse=True)) + ")"
+            args = ["-c", "core.quotePath=false", "grep", "-o", *(["-n"] if with_claims else []), "--heading",
+                    "--break", "-I", "-w", "-E", "-e", pattern]
+            search.runs += [(group, with_claims, run, True) for run in self._start_git(args, files)]
+        rest = [t for t in texts if not _is_word(t)]
+        if rest:
+            search.runs += [([], rest, run, False) for run in self._start_absence(rest, files)]
+        return search
 
-    def _finish_scan(self, runs: list[tuple[list[str], _Started]], names: list[str],
-                     alone: bool) -> dict[str, set[str]]:
-        found: dict[str, set[str]] = {n: set() for n in names}
+    def _finish_search(self, search: _Search) -> tuple[dict[str, set[str]], dict[str, list[tuple[str, int]]]]:
+        """The files each name occurs in, and the first lines of each claim (per run, in path order)."""
+        found: dict[str, set[str]] = {n: set() for n in search.names}
+        lines: dict[str, list[tuple[str, int]]] = {t: [] for t in search.texts}
         prefix = self.sha + ":"
-        for _, run in runs:
-            for block in run.output(self.sha).decode("utf-8", "replace").split("\n\n"):
+        for names, texts, run, matches_only in search.runs:
+            out = run.output(self.sha)
+            if not matches_only:
+                for t, places in self._absence_lines(out, texts).items():
+                    lines[t] += places
+                continue
+            # A match is a whole word: a claim holds it when the two read the
+            # same, in any case for a claim with no capital letter.
+            exact = {t: t for t in texts if not any_case(t)}
+            folded = {t: t for t in texts if any_case(t)}
+            seen: dict[str, set[int]] = {}
+            for block in out.decode("utf-8", "replace").split("\n\n"):
                 head, _, matches = block.partition("\n")
                 path = head.removeprefix(prefix)
-                for text in set(matches.split("\n")):
+                if not texts:
+                    for text in set(matches.split("\n")):
+                        if text in found:
+                            found[text].add(path)
+                    continue
+                seen.clear()
+                for match in matches.split("\n"):
+                    number, _, text = match.partition(":")
                     if text in found:
                         found[text].add(path)
+                    for claim in (exact.get(text), folded.get(text.lower())):
+                        if claim is not None and len(lines[claim]) < ABSENCE_PLACES \
+                                and int(number) not in seen.setdefault(claim, set()):
+                            seen[claim].add(int(number))
+                            lines[claim].append((path, int(number)))
         # Names with non-word characters can hide one another within a line
-        # (`a/b` and `a/b/c`): each one the pass missed is looked up alone.
-        for name in names:
-            if alone and not _is_word(name) and not found[name]:
+        # (`a/b` and `a/b/c`): over the whole tree, each one the pass missed is looked up alone.
+        for name in search.names:
+            if search.files is None and not _is_word(name) and not found[name]:
                 found[name] = self._alone(name)
-        return found
+        return found, lines
 
     def _alone(self, name: str) -> set[str]:
         out = self._git("grep", "-l", "-z", "-I", "-w", "-F", "-e", name, self.sha)
@@ -372,17 +423,12 @@ class NameIndex:
         whole = [n for n in names if base is None or n not in base.stored]
         texts_scoped = [t for t in texts if base is not None and self._complete_absence(base.sha, t) is not None]
         texts_whole = [t for t in texts if t not in texts_scoped]
-        pending = _Pass(base, scoped, whole, texts_scoped=texts_scoped, texts_whole=texts_whole)
-        self._pending = pending
+        pending = self._pending = _Pass(base, None, None)
         try:
-            if base is not None and scoped and base.changed:
-                pending.scoped_runs = self._start_scan(scoped, base.changed)
-            if whole:
-                pending.whole_runs = self._start_scan(whole, None)
-            if base is not None and texts_scoped and base.changed:
-                pending.absence_runs += [(True, r) for r in self._start_absence(texts_scoped, base.changed)]
-            if texts_whole:
-                pending.absence_runs += [(False, r) for r in self._start_absence(texts_whole, None)]
+            if base is not None and (scoped or texts_scoped):
+                pending.scoped = self._start_search(scoped, texts_scoped, base.changed)
+            if whole or texts_whole:
+                pending.whole = self._start_search(whole, texts_whole, None)
         except BaseException:
             self.stop()
             raise
@@ -394,20 +440,24 @@ class NameIndex:
             return
         try:
             base = pending.base
-            if pending.scoped:
-                assert base is not None  # names are scoped only to a base's changed files
-                found = self._finish_scan(pending.scoped_runs, pending.scoped, alone=False)
-                for name in pending.scoped:
+            lines: dict[str, list[tuple[str, int]]] = {}
+            if pending.scoped is not None:
+                assert base is not None  # a search is scoped only to a base's changed files
+                found, lines = self._finish_search(pending.scoped)
+                for name in pending.scoped.names:
                     where = base.kept(name) | found[name]
                     if not where and not _is_word(name):
                         where = self._alone(name)  # as a pass over the whole tree would
                     self._record(name, where)
-            if pending.whole:
-                found = self._finish_scan(pending.whole_runs, pending.whole, alone=True)
-                for name in pending.whole:
+                for t in pending.scoped.texts:
+                    lines[t] += [(p, n) for p, n in self._complete_absence(base.sha, t) or [] if p in base.same]
+            if pending.whole is not None:
+                found, more = self._finish_search(pending.whole)
+                lines.update(more)
+                for name in pending.whole.names:
                     self._record(name, found[name])
-            if pending.texts_scoped or pending.texts_whole:
-                self._finish_absence(pending)
+            for t, places in lines.items():
+                self._store_absence(t, ABSENCE_PLACES, sorted(places))
         except BaseException:
             pending.stop()
             raise
@@ -455,30 +505,20 @@ class NameIndex:
         args = ["grep", "-n", "-z", "-I", *(["-i"] if fold else []), "-w", "-F", *[a for t in texts for a in ("-e", t)]]
         return self._start_git(args, files, env={**os.environ, "LC_ALL": "C"})
 
-    def _finish_absence(self, pending: _Pass) -> None:
-        base = pending.base
-        texts = pending.texts_scoped + pending.texts_whole
+    def _absence_lines(self, out: bytes, texts: list[str]) -> dict[str, list[tuple[str, int]]]:
+        """The first lines of each claim in the output of `_start_absence` (in path order)."""
         patterns = {t: _whole_word(t, any_case(t)) for t in texts}
         lines: dict[str, list[tuple[str, int]]] = {t: [] for t in texts}
         prefix = (self.sha + ":").encode()
-        for scoped, run in pending.absence_runs:
-            mine = pending.texts_scoped if scoped else pending.texts_whole
-            # Each run's output is in path order; its first few lines per claim are enough.
-            taken = {t: 0 for t in mine}
-            for record in run.output(self.sha).split(b"\n"):
-                path, _, rest = record.partition(b"\0")
-                number, _, line = rest.partition(b"\0")
-                if not number.isdigit():
-                    continue
-                for t in mine:
-                    if taken[t] < ABSENCE_PLACES and patterns[t].search(line):
-                        taken[t] += 1
-                        lines[t].append((path.removeprefix(prefix).decode("utf-8", "replace"), int(number)))
-        for t in pending.texts_scoped:
-            assert base is not None  # claims are scoped only to a base's changed files
-            lines[t] += [(p, n) for p, n in self._complete_absence(base.sha, t) or [] if p in base.same]
-        for t in texts:
-            self._store_absence(t, ABSENCE_PLACES, sorted(lines[t]))
+        for record in out.split(b"\n"):
+            path, _, rest = record.partition(b"\0")
+            number, _, line = rest.partition(b"\0")
+            if not number.isdigit():
+                continue
+            for t in texts:
+                if len(lines[t]) < ABSENCE_PLACES and patterns[t].search(line):
+                    lines[t].append((path.removeprefix(prefix).decode("utf-8", "replace"), int(number)))
+        return lines
 
     def _store_absence(self, text: str, limit: int, lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
         """Paths that hold the text first, then the first lines, up to `limit` places in all."""
