@@ -339,7 +339,42 @@ def test_a_second_lookup_reads_nothing_from_git(snap, dsh, monkeypatch, tmp_path
 def test_one_pass_looks_up_every_name(snap):
     index = nameindex.index_for(snap)
     check(snap, "AgentRegistry", "setFactory", "LIMIT", "'user/message'", "@dsh/agent", kind=CODE, history=False)
-    assert index.git_calls == 2  # the word names, then the names with other characters
+    assert index.git_calls == 1  # names with other characters share the word names' pass
+
+
+def test_one_pass_finds_each_name_where_a_search_for_it_alone_does(tmp_path, monkeypatch):
+    """Names that overlap in the text (`dsh`, `dsh-base`, `@scope/dsh-base`,
+    `scope`) are found in every file a `git grep -w` for each alone finds."""
+    root = tmp_path / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "docs/x.md", "Try dsh-basement now, or dsh-base.\n")
+    _write(root, "src/y.ts", "import z from '@scope/dsh-base'\n")
+    _write(root, "src/w.ts", "const dshBase = 'scope:dsh-base-2'\n")
+    _write(root, "src/v.ts", "// subagent-reports, workspace:^1, tool/start/x\n")
+    _write(root, "src/u.ts", "// subagent-report: workspace:^ tool/start\n")
+    sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
+    snapshot = _at(root, sha, tmp_path / "cache", monkeypatch)
+    names = ["dsh", "dsh-base", "@scope/dsh-base", "scope", "base", "dsh-basement", "subagent", "subagent-report",
+             "workspace", "workspace:^", "tool/start", "start", "tool"]
+
+    def agrees(snapshot, sha):
+        found = nameindex.index_for(snapshot).paths(names)
+        cache.end()
+        for name in names:
+            alone = subprocess.run(["git", "-C", str(root), "grep", "-l", "-w", "-F", "-e", name, sha],
+                                   capture_output=True, text=True).stdout.replace(f"{sha}:", "").split()
+            assert found[name] == set(alone), name
+
+    agrees(snapshot, sha)
+    # The same at a next commit, indexed from this one: only the changed files are searched.
+    _write(root, "src/v.ts", "// subagent-reports; dsh-basement\n")
+    _write(root, "src/t.ts", "// subagent-report, @scope/dsh-base-x, tool/start\n")
+    (root / "src/u.ts").unlink()
+    c2 = _commit(root, "c2", "2026-08-02T10:00:00Z", "c2")
+    snapshot = _at(root, c2, tmp_path / "cache", monkeypatch)
+    agrees(snapshot, c2)
+    assert nameindex.index_for(snapshot).base == sha
 
 
 # -- a new commit, from one already indexed ----------------------------------------------

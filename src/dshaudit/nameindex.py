@@ -113,6 +113,12 @@ def _is_word(name: str) -> bool:
     return _WORD_NAME_RE.fullmatch(name) is not None
 
 
+def _first_word(name: str) -> str:
+    """The word a name begins with (`dsh` of `dsh-base`); empty when it begins with another character."""
+    m = _WORD_NAME_RE.match(name)
+    return m.group() if m else ""
+
+
 def _whole_word(text: str, fold: bool) -> re.Pattern[bytes]:
     """git grep's `-w` on one line's bytes; `fold` is `-i` in the C locale (ASCII letters only)."""
     return re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(text.encode("utf-8")) + rb"(?![A-Za-z0-9_])",
@@ -189,6 +195,8 @@ class _Search:
     names: list[str]
     texts: list[str]
     files: list[str] | None
+    looked_up: list[str] = field(default_factory=list)  # what the passes search for, the names and more
+    checked: list[str] = field(default_factory=list)  # names looked for in Python, in the files of their first word
     # (names, claims, process, whether it is an -o pass or a -F pass for claims only)
     runs: list[tuple[list[str], list[str], _Started, bool]] = field(default_factory=list)
 
@@ -251,11 +259,25 @@ class NameIndex:
     def _start_search(self, names: list[str], texts: list[str], files: list[str] | None) -> _Search:
         """The passes that find where `names` occur and where the claims `texts` do: started now."""
         search = _Search(names, texts, files)
-        words = [n for n in names if _is_word(n)]
-        others = [n for n in names if not _is_word(n)]
         claims = [t for t in texts if _is_word(t)]
-        groups = [(words[i:i + CHUNK], claims if i == 0 else []) for i in range(0, len(words), CHUNK)] or [([], claims)]
-        groups += [(others[i:i + CHUNK], []) for i in range(0, len(others), CHUNK)]
+        # A name with other characters shares the word names' pass, and the
+        # words inside a match of it are read from the match, unless it begins
+        # with one of the words looked for (`dsh-base` and `dsh`): where it is
+        # no whole word (`dsh-basement`), git would resume after its start,
+        # past the word. Over the whole tree such a name has a pass of its
+        # own; among a base's changed files it is looked for in the files
+        # that hold its first word.
+        starts = {n for n in names if _is_word(n)} | set(claims) | {t.lower() for t in claims if any_case(t)}
+        shared = [n for n in names if _is_word(n) or _first_word(n) not in starts]
+        apart = [n for n in names if n not in set(shared)]
+        if files is not None:
+            search.checked = apart
+            shared += sorted({_first_word(n) for n in apart} - set(names))
+            apart = []
+        search.looked_up = shared + apart
+        groups = [(shared[i:i + CHUNK], claims if i == 0 else []) for i in range(0, len(shared), CHUNK)]
+        groups = groups or [([], claims)]
+        groups += [(apart[i:i + CHUNK], []) for i in range(0, len(apart), CHUNK)]
         for group, with_claims in groups:
             if not group and not with_claims:
                 continue
@@ -273,7 +295,7 @@ class NameIndex:
 
     def _finish_search(self, search: _Search) -> tuple[dict[str, set[str]], dict[str, list[tuple[str, int]]]]:
         """The files each name occurs in, and the first lines of each claim (per run, in path order)."""
-        found: dict[str, set[str]] = {n: set() for n in search.names}
+        found: dict[str, set[str]] = {n: set() for n in search.names + search.looked_up}
         lines: dict[str, list[tuple[str, int]]] = {t: [] for t in search.texts}
         prefix = self.sha + ":"
         for names, texts, run, matches_only in search.runs:
@@ -290,27 +312,39 @@ class NameIndex:
             for block in out.decode("utf-8", "replace").split("\n\n"):
                 head, _, matches = block.partition("\n")
                 path = head.removeprefix(prefix)
-                if not texts:
-                    for text in set(matches.split("\n")):
-                        if text in found:
-                            found[text].add(path)
-                    continue
                 seen.clear()
-                for match in matches.split("\n"):
-                    number, _, text = match.partition(":")
+                for match in set(matches.split("\n")) if not texts else matches.split("\n"):
+                    number, _, text = match.partition(":") if texts else ("", "", match)
                     if text in found:
                         found[text].add(path)
-                    for claim in (exact.get(text), folded.get(text.lower())):
-                        if claim is not None and len(lines[claim]) < ABSENCE_PLACES \
-                                and int(number) not in seen.setdefault(claim, set()):
-                            seen[claim].add(int(number))
-                            lines[claim].append((path, int(number)))
+                    for word in (text,) if _is_word(text) else _WORD_NAME_RE.findall(text):
+                        if word != text and word in found:
+                            found[word].add(path)
+                        for claim in (exact.get(word), folded.get(word.lower())) if texts else ():
+                            if claim is not None and len(lines[claim]) < ABSENCE_PLACES \
+                                    and int(number) not in seen.setdefault(claim, set()):
+                                seen[claim].add(int(number))
+                                lines[claim].append((path, int(number)))
+        if search.checked:
+            found.update(self._check_in_files(search.checked, found))
         # Names with non-word characters can hide one another within a line
         # (`a/b` and `a/b/c`): over the whole tree, each one the pass missed is looked up alone.
         for name in search.names:
             if search.files is None and not _is_word(name) and not found[name]:
                 found[name] = self._alone(name)
         return found, lines
+
+    def _check_in_files(self, names: list[str], found: dict[str, set[str]]) -> dict[str, set[str]]:
+        """Where each name with other characters is a whole word, among the files
+        the pass found its first word in (a whole word of any file that holds it)."""
+        blobs = self.snapshot.blob_ids()
+        candidates = {n: sorted(p for p in found[_first_word(n)] if p in blobs) for n in names}
+        data = self.snapshot.read_many(sorted({blobs[p] for paths in candidates.values() for p in paths}))
+        out = {}
+        for name in names:
+            word = _whole_word(name, fold=False)
+            out[name] = {p for p in candidates[name] if word.search(data.get(blobs[p], b""))}
+        return out
 
     def _alone(self, name: str) -> set[str]:
         out = self._git("grep", "-l", "-z", "-I", "-w", "-F", "-e", name, self.sha)
