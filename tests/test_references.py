@@ -90,6 +90,14 @@ def snap(dsh, tmp_path, monkeypatch):
     nameindex.forget()
 
 
+@pytest.fixture(params=["perl", "extended"])
+def regexes(request, monkeypatch):
+    """Run a test with git's Perl regexes, and again as with a git built without them."""
+    if request.param == "extended":
+        monkeypatch.setattr(nameindex.NameIndex, "_perl", lambda self: False)
+    return request.param
+
+
 def where(line: int = 1) -> SourceLocation:
     return SourceLocation("f.md", line, 1)
 
@@ -268,7 +276,7 @@ def test_exemptions_from_front_matter_and_code_blocks():
     assert document_exemptions(text) >= {"my_tool", "otherName", "HELPER_LIMIT"}
 
 
-def test_absence_claims_are_verified(snap):
+def test_absence_claims_are_verified(snap, regexes):
     refs = check(snap, absent=["ollama", "Loader", "loader", "registry"])
     by_text = {r.text: r for r in refs}
     assert by_text["ollama"].status is ReferenceStatus.ABSENT_CONFIRMED
@@ -282,7 +290,7 @@ def test_absence_claims_are_verified(snap):
     assert present.place == ("docs/guide.md", LineRange(3, 3))
 
 
-def test_a_name_the_document_claims_absent_is_not_a_phantom(snap):
+def test_a_name_the_document_claims_absent_is_not_a_phantom(snap, regexes):
     refs = check(snap, "ollamaClient", "ollama", absent=["ollama"])
     assert [(r.text, r.status) for r in refs] == [
         ("ollamaClient", ReferenceStatus.PHANTOM),
@@ -336,13 +344,13 @@ def test_a_second_lookup_reads_nothing_from_git(snap, dsh, monkeypatch, tmp_path
     assert second == first
 
 
-def test_one_pass_looks_up_every_name(snap):
+def test_one_pass_looks_up_every_name(snap, regexes):
     index = nameindex.index_for(snap)
     check(snap, "AgentRegistry", "setFactory", "LIMIT", "'user/message'", "@dsh/agent", kind=CODE, history=False)
     assert index.git_calls == 1  # names with other characters share the word names' pass
 
 
-def test_one_pass_finds_each_name_where_a_search_for_it_alone_does(tmp_path, monkeypatch):
+def test_one_pass_finds_each_name_where_a_search_for_it_alone_does(tmp_path, monkeypatch, regexes):
     """Names that overlap in the text (`dsh`, `dsh-base`, `@scope/dsh-base`,
     `scope`) are found in every file a `git grep -w` for each alone finds."""
     root = tmp_path / "dsh"
@@ -415,7 +423,7 @@ def _results(refs):
     return [(r.text, r.status, r.message, r.place) for r in refs]
 
 
-def test_a_new_commit_is_indexed_from_one_in_the_cache(moving, tmp_path, monkeypatch):
+def test_a_new_commit_is_indexed_from_one_in_the_cache(moving, tmp_path, monkeypatch, regexes):
     root, c1, c2 = moving
     cold = _results(check(_at(root, c2, tmp_path / "cold", monkeypatch), *MOVING_TEXTS, absent=MOVING_ABSENT))
     cache.end()
@@ -436,7 +444,8 @@ def test_a_new_commit_is_indexed_from_one_in_the_cache(moving, tmp_path, monkeyp
     assert nameindex.index_for(snapshot).base == c1
     # Only the changed files were searched, and `epsilon`, found by c1 in an
     # unchanged file, was not searched for at all.
-    greps = [args for args in started if "grep" in args and "-q" not in args]  # -q: the history search
+    # -q is the history search; the empty tree, the probe for -P
+    greps = [args for args in started if "grep" in args and "-q" not in args and nameindex.EMPTY_TREE not in args]
     assert greps and all(args[args.index("--") + 1:] == ["src/a.ts", "src/c.ts"] for args in greps)
     assert not any("epsilon" in a for args in greps for a in args)
     by_text = {r[0]: r[1] for r in derived}

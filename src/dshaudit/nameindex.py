@@ -71,7 +71,10 @@ ABSENCE_PLACES = 3  # places an absence claim's refutation names
 FULL_SCAN_SHARE = 0.6
 BASE_CANDIDATES = 3  # commits tried as a base, those that know most of the names first
 PATHSPEC_CHARS = 100_000  # characters of paths on one git command line
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # every git knows it
+_PERL: dict[str, bool] = {}  # git dir -> whether its git greps with -P
 _WORD_NAME_RE = re.compile(r"[A-Za-z0-9_]+")
+_LINE_NUMBER_RE = re.compile(r"^[0-9]+:", re.MULTILINE)
 _SHA_RE = re.compile(r"[0-9a-f]{40}")
 _ERE_SPECIAL_RE = re.compile(r"([.\[\]{}()*+?^$|\\])")
 
@@ -185,6 +188,42 @@ class _Base:
         return any(self.files[i] in self.same for i in self.stored[name])
 
 
+class _Inside:
+    """What a match of the names pass holds as whole words: the names (itself,
+    and those inside a match with other characters, `dsh` and `dsh-base` in
+    `@scope/dsh-base`, which git does not report again) and the absence claims
+    (a word that reads as the claim, in any case for a claim with no capital
+    letter). Worked out once per distinct match."""
+
+    def __init__(self, names: list[str], claims: list[str]):
+        self._words = {n for n in names if _is_word(n)}
+        self._others = {n: re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])")
+                        for n in names if not _is_word(n)}
+        self._exact = {t for t in claims if not any_case(t)}
+        self._folded = {t for t in claims if any_case(t)}
+        self._names: dict[str, tuple[str, ...]] = {}
+        self._claims: dict[str, tuple[str, ...]] = {}
+
+    def names(self, match: str) -> tuple[str, ...]:
+        if match not in self._names:
+            if _is_word(match):
+                held = {match} & self._words
+            else:
+                held = {w for w in _WORD_NAME_RE.findall(match) if w in self._words}
+                held |= {n for n, word in self._others.items() if n in match and word.search(match)}
+            self._names[match] = tuple(sorted(held))
+        return self._names[match]
+
+    def claims(self, match: str) -> tuple[str, ...]:
+        if not (self._exact or self._folded):
+            return ()
+        if match not in self._claims:
+            words = _WORD_NAME_RE.findall(match)
+            held = {w for w in words if w in self._exact} | {w.lower() for w in words if w.lower() in self._folded}
+            self._claims[match] = tuple(sorted(held))
+        return self._claims[match]
+
+
 @dataclass
 class _Search:
     """One search over the whole tree (`files` None) or some of its files: where
@@ -260,6 +299,9 @@ class NameIndex:
         """The passes that find where `names` occur and where the claims `texts` do: started now."""
         search = _Search(names, texts, files)
         claims = [t for t in texts if _is_word(t)]
+        if self._perl():
+            self._start_perl(search, claims)
+            return search
         # A name with other characters shares the word names' pass, and the
         # words inside a match of it are read from the match, unless it begins
         # with one of the words looked for (`dsh-base` and `dsh`): where it is
@@ -293,6 +335,39 @@ class NameIndex:
             search.runs += [([], rest, run, False) for run in self._start_absence(rest, files)]
         return search
 
+    def _perl(self) -> bool:
+        """Whether this git greps with Perl regexes (`-P`, built with PCRE2), asked once per clone."""
+        key = str(self.git_dir)
+        if key not in _PERL:
+            probe = subprocess.run(["git", f"--git-dir={self.git_dir}", "grep", "-P", "-e", "x", EMPTY_TREE],
+                                   capture_output=True)
+            _PERL[key] = probe.returncode in (0, 1)
+        return _PERL[key]
+
+    def _start_perl(self, search: _Search, claims: list[str]) -> None:
+        """One pass for every name and word-only claim, with `-P`: a whole word
+        is part of the pattern (lookarounds), so where a longer name is no whole
+        word (`dsh-base` in `dsh-basement`) the shorter one is tried at the same
+        place (`dsh`). Longest first, since the first alternative that matches
+        wins; the names inside a match are read from it. The C locale keeps
+        git from matching as UTF-8, so `(?i)` folds ASCII letters only."""
+        names = search.names
+        search.looked_up = list(names)
+        for i in range(0, max(len(names), 1), CHUNK):
+            group, with_claims = names[i:i + CHUNK], claims if i == 0 else []
+            if not group and not with_claims:
+                continue
+            alternatives = sorted([(n, re.escape(n)) for n in group] + [(t, _any_case_ere(t)) for t in with_claims],
+                                  key=lambda a: len(a[0]), reverse=True)
+            pattern = "(?<![A-Za-z0-9_])(?:" + "|".join(a for _, a in alternatives) + ")(?![A-Za-z0-9_])"
+            args = ["-c", "core.quotePath=false", "grep", "-o", *(["-n"] if with_claims else []), "--heading",
+                    "--break", "-I", "-P", "-e", pattern]
+            search.runs += [(group, with_claims, run, True)
+                            for run in self._start_git(args, search.files, env={**os.environ, "LC_ALL": "C"})]
+        rest = [t for t in search.texts if not _is_word(t)]
+        if rest:
+            search.runs += [([], rest, run, False) for run in self._start_absence(rest, search.files)]
+
     def _finish_search(self, search: _Search) -> tuple[dict[str, set[str]], dict[str, list[tuple[str, int]]]]:
         """The files each name occurs in, and the first lines of each claim (per run, in path order)."""
         found: dict[str, set[str]] = {n: set() for n in search.names + search.looked_up}
@@ -304,27 +379,27 @@ class NameIndex:
                 for t, places in self._absence_lines(out, texts).items():
                     lines[t] += places
                 continue
-            # A match is a whole word: a claim holds it when the two read the
-            # same, in any case for a claim with no capital letter.
-            exact = {t: t for t in texts if not any_case(t)}
-            folded = {t: t for t in texts if any_case(t)}
-            seen: dict[str, set[int]] = {}
+            inside = _Inside(list(found), texts)
             for block in out.decode("utf-8", "replace").split("\n\n"):
-                head, _, matches = block.partition("\n")
+                head, _, body = block.partition("\n")
                 path = head.removeprefix(prefix)
-                seen.clear()
-                for match in set(matches.split("\n")) if not texts else matches.split("\n"):
-                    number, _, text = match.partition(":") if texts else ("", "", match)
-                    if text in found:
-                        found[text].add(path)
-                    for word in (text,) if _is_word(text) else _WORD_NAME_RE.findall(text):
-                        if word != text and word in found:
-                            found[word].add(path)
-                        for claim in (exact.get(word), folded.get(word.lower())) if texts else ():
-                            if claim is not None and len(lines[claim]) < ABSENCE_PLACES \
-                                    and int(number) not in seen.setdefault(claim, set()):
-                                seen[claim].add(int(number))
-                                lines[claim].append((path, int(number)))
+                rows = body.split("\n") if texts else []
+                # Each distinct match once: a file repeats the same names many times.
+                distinct = set((_LINE_NUMBER_RE.sub("", body) if texts else body).split("\n"))
+                claimed = False
+                for text in distinct:
+                    for name in inside.names(text):
+                        found[name].add(path)
+                    claimed = claimed or bool(inside.claims(text))
+                if not claimed:
+                    continue
+                seen: dict[str, set[str]] = {}
+                for row in rows:
+                    number, _, text = row.partition(":")
+                    for claim in inside.claims(text):
+                        if len(lines[claim]) < ABSENCE_PLACES and number not in seen.setdefault(claim, set()):
+                            seen[claim].add(number)
+                            lines[claim].append((path, int(number)))
         if search.checked:
             found.update(self._check_in_files(search.checked, found))
         # Names with non-word characters can hide one another within a line
