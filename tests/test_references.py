@@ -288,6 +288,11 @@ def test_absence_claims_are_verified(snap, regexes):
     assert present.status is ReferenceStatus.PRESENT
     assert present.message == "`registry` occurs at docs/guide.md:3"
     assert present.place == ("docs/guide.md", LineRange(3, 3))
+    # A path that holds the name refutes the claim too: the first three of them, then lines.
+    by_text = {r.text: r for r in check(snap, absent=["notes", "agent"])}
+    assert by_text["notes"].message == "`notes` occurs at docs/notes.txt (path)"
+    assert by_text["agent"].message == ("`agent` occurs at packages/core/agent/package.json (path), "
+                                        "packages/core/agent/package.json:2, packages/core/agent/src/index.ts (path)")
 
 
 def test_a_name_the_document_claims_absent_is_not_a_phantom(snap, regexes):

@@ -49,8 +49,10 @@ import re
 import subprocess
 import tempfile
 import time
+from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterable
 
@@ -271,6 +273,8 @@ class NameIndex:
         self._paths: dict[str, frozenset[str]] = {}
         self._pending: _Pass | None = None
         self._positions: dict[str, int] | None = None  # file -> its place in the sorted list of files
+        self._joined: str | None = None  # every path, NUL between them, for absence claims
+        self._starts: list[int] = []  # where each path begins in _joined
         self.git_calls = 0  # for tests and the benchmark: git processes this index started
         self.base: str | None = None  # the commit the last pass started from, if any (for tests and -v)
 
@@ -633,14 +637,23 @@ class NameIndex:
         """Paths that hold the text first, then the first lines, up to `limit` places in all."""
         fold = any_case(text)
         word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", re.IGNORECASE if fold else 0)
-        places: list[tuple[str, int]] = []
-        for path in self.snapshot.paths():
-            if len(places) < limit and word.search(path):
-                places.append((path, 0))
+        places: list[tuple[str, int]] = [(p, 0) for p in self._paths_holding(word, "\0" in text)[:limit]]
         places += lines[:limit - len(places)]
         places.sort()
         self._absences().put(f"{self.sha} {limit} {text}", [list(p) for p in places])
         return places
+
+    def _paths_holding(self, word: re.Pattern[str], slow: bool) -> list[str]:
+        """The paths (of files, links and submodules) `word` is found in: one search over
+        them all, joined with NULs (no path holds one, and it is no word character)."""
+        paths = self.snapshot.paths()
+        if slow:
+            return [p for p in paths if word.search(p)]
+        if self._joined is None:
+            self._joined = "\0".join(paths)
+            self._starts = list(accumulate((len(p) + 1 for p in paths[:-1]), initial=0))
+        held = (paths[bisect_right(self._starts, m.start()) - 1] for m in word.finditer(self._joined))
+        return list(dict.fromkeys(held))
 
     def occurrences(self, text: str, limit: int = ABSENCE_PLACES) -> list[tuple[str, int]]:
         """The first places `text` occurs as a whole word: (path, line) in file
