@@ -182,6 +182,32 @@ def test_fast_glob_shapes_agree_with_the_regex():
             assert bool(glob_predicate(glob)(p)) == bool(glob_regex(glob).match(p)), (glob, p)
 
 
+def test_narrowing_pathspecs_let_git_search_every_file_the_globs_match(tmp_path):
+    """A whole-tree detector's git grep may be narrowed to pathspecs: git must
+    still search every file its globs match (what else it searches is filtered out)."""
+    from fixture_repo import _commit, _write, git
+
+    from dshaudit.facts.engine import glob_predicate, narrowing_pathspecs
+
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    paths = ["a.ts", "x/a.ts", "x/y/a.tsx", "x/y/z/b.ts", "x/.ts", "docs/a.md", "docs/a/b.zh.md",
+             "packages/core/a.ts", "packagesX/a.ts", "patches/p.patch", "package.json", "x/a.ts.md/b.md",
+             "packages/a/b/src/c/d.ts", "vendor/v/package.json"]
+    for p in paths:
+        _write(root, p, "x\n")
+    sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
+    for globs in (["**/*.ts", "**/*.tsx"], ["x/**/*.ts"], ["docs/**/*.md"], ["packages/**"], ["package.json"],
+                  ["vendor/*/package.json"], ["packages/*/*/src/**/*.ts"], ["**"], ["x/{a,b}.ts"]):
+        specs = narrowing_pathspecs(globs)
+        searched = set(git(root, "grep", "-l", "-e", "", sha, "--", *specs).replace(f"{sha}:", "").split())
+        wanted = {p for p in paths if any(glob_predicate(g)(p) for g in globs)}
+        assert wanted <= searched, (globs, specs)
+    assert narrowing_pathspecs(["**/*.ts", "**/*.tsx"]) == ("*.ts", "*.tsx")
+    assert narrowing_pathspecs(["**"]) == () and narrowing_pathspecs(["x/{a,b}.ts"]) == ()
+
+
 def test_editing_a_detector_entry_invalidates_its_cached_fact(facts_repo, tmp_path, monkeypatch):
     """Every field of a registry entry is in the cache key, not only the query:
     here `paths`, which no per-file work depends on but the fact does."""

@@ -90,6 +90,14 @@ def snap(dsh, tmp_path, monkeypatch):
     nameindex.forget()
 
 
+@pytest.fixture(params=["perl", "extended"])
+def regexes(request, monkeypatch):
+    """Run a test with git's Perl regexes, and again as with a git built without them."""
+    if request.param == "extended":
+        monkeypatch.setattr(nameindex.NameIndex, "_perl", lambda self: False)
+    return request.param
+
+
 def where(line: int = 1) -> SourceLocation:
     return SourceLocation("f.md", line, 1)
 
@@ -268,7 +276,7 @@ def test_exemptions_from_front_matter_and_code_blocks():
     assert document_exemptions(text) >= {"my_tool", "otherName", "HELPER_LIMIT"}
 
 
-def test_absence_claims_are_verified(snap):
+def test_absence_claims_are_verified(snap, regexes):
     refs = check(snap, absent=["ollama", "Loader", "loader", "registry"])
     by_text = {r.text: r for r in refs}
     assert by_text["ollama"].status is ReferenceStatus.ABSENT_CONFIRMED
@@ -280,9 +288,14 @@ def test_absence_claims_are_verified(snap):
     assert present.status is ReferenceStatus.PRESENT
     assert present.message == "`registry` occurs at docs/guide.md:3"
     assert present.place == ("docs/guide.md", LineRange(3, 3))
+    # A path that holds the name refutes the claim too: the first three of them, then lines.
+    by_text = {r.text: r for r in check(snap, absent=["notes", "agent"])}
+    assert by_text["notes"].message == "`notes` occurs at docs/notes.txt (path)"
+    assert by_text["agent"].message == ("`agent` occurs at packages/core/agent/package.json (path), "
+                                        "packages/core/agent/package.json:2, packages/core/agent/src/index.ts (path)")
 
 
-def test_a_name_the_document_claims_absent_is_not_a_phantom(snap):
+def test_a_name_the_document_claims_absent_is_not_a_phantom(snap, regexes):
     refs = check(snap, "ollamaClient", "ollama", absent=["ollama"])
     assert [(r.text, r.status) for r in refs] == [
         ("ollamaClient", ReferenceStatus.PHANTOM),
@@ -336,10 +349,130 @@ def test_a_second_lookup_reads_nothing_from_git(snap, dsh, monkeypatch, tmp_path
     assert second == first
 
 
-def test_one_pass_looks_up_every_name(snap):
+def test_one_pass_looks_up_every_name(snap, regexes):
     index = nameindex.index_for(snap)
     check(snap, "AgentRegistry", "setFactory", "LIMIT", "'user/message'", "@dsh/agent", kind=CODE, history=False)
-    assert index.git_calls == 2  # the word names, then the names with other characters
+    assert index.git_calls == 1  # names with other characters share the word names' pass
+
+
+def test_one_pass_finds_each_name_where_a_search_for_it_alone_does(tmp_path, monkeypatch, regexes):
+    """Names that overlap in the text (`dsh`, `dsh-base`, `@scope/dsh-base`,
+    `scope`) are found in every file a `git grep -w` for each alone finds."""
+    root = tmp_path / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "docs/x.md", "Try dsh-basement now, or dsh-base.\n")
+    _write(root, "src/y.ts", "import z from '@scope/dsh-base'\n")
+    _write(root, "src/w.ts", "const dshBase = 'scope:dsh-base-2'\n")
+    _write(root, "src/v.ts", "// subagent-reports, workspace:^1, tool/start/x\n")
+    _write(root, "src/u.ts", "// subagent-report: workspace:^ tool/start\n")
+    sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
+    snapshot = _at(root, sha, tmp_path / "cache", monkeypatch)
+    names = ["dsh", "dsh-base", "@scope/dsh-base", "scope", "base", "dsh-basement", "subagent", "subagent-report",
+             "workspace", "workspace:^", "tool/start", "start", "tool"]
+
+    def agrees(snapshot, sha):
+        found = nameindex.index_for(snapshot).paths(names)
+        cache.end()
+        for name in names:
+            alone = subprocess.run(["git", "-C", str(root), "grep", "-l", "-w", "-F", "-e", name, sha],
+                                   capture_output=True, text=True).stdout.replace(f"{sha}:", "").split()
+            assert found[name] == set(alone), name
+
+    agrees(snapshot, sha)
+    # The same at a next commit, indexed from this one: only the changed files are searched.
+    _write(root, "src/v.ts", "// subagent-reports; dsh-basement\n")
+    _write(root, "src/t.ts", "// subagent-report, @scope/dsh-base-x, tool/start\n")
+    (root / "src/u.ts").unlink()
+    c2 = _commit(root, "c2", "2026-08-02T10:00:00Z", "c2")
+    snapshot = _at(root, c2, tmp_path / "cache", monkeypatch)
+    agrees(snapshot, c2)
+    assert nameindex.index_for(snapshot).base == sha
+
+
+# -- a new commit, from one already indexed ----------------------------------------------
+
+KEEP = "export const epsilon = 1\nexport const marker = { kind: 'kept', extra: 2 }\n"
+
+
+@pytest.fixture(scope="module")
+def moving(tmp_path_factory):
+    """Two commits: c2 edits a.ts (beta goes, alpha stays), adds c.ts (zeta, newword)
+    and leaves keep.ts and docs/guide.md as they were."""
+    root = tmp_path_factory.mktemp("moving") / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "src/a.ts", "export const alpha = 1\nexport const beta = { kind: 'moved' }\n")
+    _write(root, "src/keep.ts", KEEP)
+    _write(root, "docs/guide.md", "Send tool/start first.\n")
+    c1 = _commit(root, "c1", "2026-08-01T10:00:00Z", "c1")
+    _write(root, "src/a.ts", "export const alpha = 2\nexport const moved = { kind: 'moved' }\n")
+    _write(root, "src/c.ts", "export const zeta = 'newword'\n")
+    c2 = _commit(root, "c2", "2026-08-02T10:00:00Z", "c2")
+    return root, c1, c2
+
+
+MOVING_TEXTS = ("epsilon", "alpha", "beta", "zeta", "'tool/start'", "{ kind: 'kept' }", "{ kind: 'moved' }",
+                "alpha = 2", "marker = 3")
+MOVING_ABSENT = ["ollama", "newword", "Epsilon"]
+
+
+def _at(root, sha, cache_dir, monkeypatch):
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(cache_dir))
+    nameindex.forget()
+    cache.begin()
+    return DshRepository(root / ".git", "fixture").snapshot(sha)
+
+
+def _results(refs):
+    return [(r.text, r.status, r.message, r.place) for r in refs]
+
+
+def test_a_new_commit_is_indexed_from_one_in_the_cache(moving, tmp_path, monkeypatch, regexes):
+    root, c1, c2 = moving
+    cold = _results(check(_at(root, c2, tmp_path / "cold", monkeypatch), *MOVING_TEXTS, absent=MOVING_ABSENT))
+    cache.end()
+    check(_at(root, c1, tmp_path / "warm", monkeypatch), *MOVING_TEXTS, absent=MOVING_ABSENT)
+    cache.end()
+    snapshot = _at(root, c2, tmp_path / "warm", monkeypatch)
+    started: list[list[str]] = []
+    popen = subprocess.Popen
+
+    def recording(args, *a, **kw):
+        started.append(list(args))
+        return popen(args, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", recording)
+    derived = _results(check(snapshot, *MOVING_TEXTS, absent=MOVING_ABSENT))
+    cache.end()
+    assert derived == cold
+    assert nameindex.index_for(snapshot).base == c1
+    # Only the changed files were searched, and `epsilon`, found by c1 in an
+    # unchanged file, was not searched for at all.
+    # -q is the history search; the empty tree, the probe for -P
+    greps = [args for args in started if "grep" in args and "-q" not in args and nameindex.EMPTY_TREE not in args]
+    assert greps and all(args[args.index("--") + 1:] == ["src/a.ts", "src/c.ts"] for args in greps)
+    assert not any("epsilon" in a for args in greps for a in args)
+    by_text = {r[0]: r[1] for r in derived}
+    assert by_text["beta"] is ReferenceStatus.DELETED and by_text["zeta"] is ReferenceStatus.OK
+    assert by_text["newword"] is ReferenceStatus.PRESENT and by_text["ollama"] is ReferenceStatus.ABSENT_CONFIRMED
+
+
+def test_fragments_at_a_new_commit_read_only_the_files_that_changed(moving, tmp_path, monkeypatch):
+    root, c1, c2 = moving
+    check(_at(root, c1, tmp_path / "cache", monkeypatch), "{ kind: 'kept' }", "{ kind: 'moved' }")
+    cache.end()
+    snapshot = _at(root, c2, tmp_path / "cache", monkeypatch)
+    blobs = snapshot.blob_ids()
+    read: list[str] = []
+    read_many, read_one = type(snapshot).read_many, type(snapshot).read
+    monkeypatch.setattr(type(snapshot), "read_many", lambda self, ids: read.extend(ids) or read_many(self, ids))
+    monkeypatch.setattr(type(snapshot), "read", lambda self, blob: read.append(blob) or read_one(self, blob))
+    kept, moved = check(snapshot, "{ kind: 'kept' }", "{ kind: 'moved' }")
+    cache.end()
+    assert kept.message == "matches src/keep.ts:2" and moved.message == "matches src/a.ts:2"
+    assert blobs["src/keep.ts"] not in read  # its answer for `{ kind: 'kept' }` is cached by blob
+    assert blobs["src/a.ts"] in read
 
 
 # -- output -------------------------------------------------------------------------------

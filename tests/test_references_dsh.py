@@ -84,3 +84,34 @@ def test_findings_name_nothing_that_is_not_at_their_pin(repository):
     assert sum(r.kind == "fragment" for r in found) >= 30
     assert sum(r.status is ReferenceStatus.ABSENT_CONFIRMED for r in found) >= 5
     assert len(found) >= 400
+
+
+def _findings_at(snap):
+    found = []
+    for path in collect_markdown([REPO_ROOT / "findings"]):
+        text = path.read_text(encoding="utf-8")
+        items = [(n, SourceLocation(path.name, line, col)) for n, line, col in document_names(text)]
+        absent = [(t, SourceLocation(path.name, line, col)) for t, line, col in absent_claims(text)]
+        found += check_references(items, snap, exempt=document_exemptions(text) | PINS, absent=absent)
+    return [(r.source, r.text, r.status, r.message, r.place) for r in found]
+
+
+def test_rc2_from_an_rc7_cache_answers_as_a_cold_lookup_at_rc2(dsh_repo, tmp_path, monkeypatch):
+    """Indexed from rc7 (only the files that changed are searched), the findings'
+    names, fragments and absence claims at rc2 get the answers a cold lookup gives."""
+    def at(sha, folder):
+        monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / folder))
+        nameindex.forget()
+        cache.begin()
+        return DshRepository.open(str(dsh_repo), "unused").snapshot(sha)
+
+    cold = _findings_at(at(RC2, "cold"))
+    cache.end()
+    _findings_at(at(RC7, "warm"))
+    cache.end()
+    snap = at(RC2, "warm")
+    derived = _findings_at(snap)
+    cache.end()
+    assert nameindex.index_for(snap).base == RC7
+    assert derived == cold
+    nameindex.forget()

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -47,6 +48,9 @@ class Shard:
     def get(self, key: str) -> Any:
         return self.entries.get(key)
 
+    def keys(self) -> list[str]:
+        return list(self.entries)
+
     def put(self, key: str, value: Any) -> None:
         self.entries[key] = value
         self.added[key] = value
@@ -68,6 +72,9 @@ class Cache:
     def __init__(self, root: Path | None):
         self.root = root
         self._shards: dict[str, Shard] = {}
+        # Threads (the history search runs two) may ask for a shard at once:
+        # each must get the same one, or what one of them puts is lost.
+        self._lock = threading.Lock()
 
     @classmethod
     def default(cls) -> "Cache":
@@ -79,9 +86,10 @@ class Cache:
 
     def shard(self, kind: str, version: str) -> Shard:
         name = f"{kind}/{version}"
-        if name not in self._shards:
-            self._shards[name] = Shard(self.root / kind / f"{version}.json" if self.root else None)
-        return self._shards[name]
+        with self._lock:
+            if name not in self._shards:
+                self._shards[name] = Shard(self.root / kind / f"{version}.json" if self.root else None)
+            return self._shards[name]
 
     def flush(self) -> None:
         for shard in self._shards.values():

@@ -477,66 +477,174 @@ def cached(fragment: Fragment, sha: str) -> bool:
 
 def evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex") -> FragmentVerdict | None:
     """The fragment against the commit: cached per (commit, fragment source)."""
+    return evaluate_all([fragment], snapshot, index)[0]
+
+
+def evaluate_all(fragments: list[Fragment], snapshot: "Snapshot", index: "NameIndex") -> list[FragmentVerdict | None]:
+    """Several fragments against one commit, their files read together."""
     shard = cache.current().shard("reference-fragments", VERSION)
-    key = cache_key(fragment, snapshot.sha)
-    hit = shard.get(key)
-    if hit is not None:
-        if not hit:
-            return None
+    files = _Files(snapshot)
+    keys = [cache_key(f, snapshot.sha) for f in fragments]
+    todo = {k: f for k, f in zip(keys, fragments) if shard.get(k) is None}
+    plans = {k: _plan(f, snapshot, index) for k, f in todo.items()}
+    files.flag_needles([(f, plan.reading) for f, plan in ((todo[k], p) for k, p in plans.items()) if plan.reading])
+    for k, f in todo.items():
+        verdict = _evaluate(f, snapshot, index, plans[k], files)
+        if verdict is None:
+            shard.put(k, {})
+        else:
+            entry: dict[str, object] = {"status": verdict.status, "message": verdict.message}
+            if verdict.place is not None:
+                entry.update(path=verdict.place[0], start=verdict.place[1].start, end=verdict.place[1].end)
+            shard.put(k, entry)
+    out: list[FragmentVerdict | None] = []
+    for k in keys:
+        hit = shard.get(k)
         place = (hit["path"], LineRange(hit["start"], hit["end"])) if hit.get("path") else None
-        return FragmentVerdict(hit["status"], hit["message"], place)
-    verdict = _evaluate(fragment, snapshot, index)
-    if verdict is None:
-        shard.put(key, {})
-    else:
-        entry: dict[str, object] = {"status": verdict.status, "message": verdict.message}
-        if verdict.place is not None:
-            entry.update(path=verdict.place[0], start=verdict.place[1].start, end=verdict.place[1].end)
-        shard.put(key, entry)
-    return verdict
+        out.append(FragmentVerdict(hit["status"], hit["message"], place) if hit else None)
+    return out
 
 
-def _evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex") -> FragmentVerdict | None:
+def _reading_kind(path: str) -> str:
+    """What decides how a file is read: parsed as JSON, TSX or TypeScript, or searched as text."""
+    if not path.endswith(CODE_SUFFIXES):
+        return "text"
+    return "json" if path.endswith(".json") else "tsx" if path.endswith((".tsx", ".jsx")) else "ts"
+
+
+class _Files:
+    """The files fragments are compared with, at one commit. What a file says
+    about a fragment depends on its content only, so it is cached by blob id
+    (`fragment-blobs`): at a new commit only the files that changed are read
+    and parsed. Blobs are read in batches, once per run."""
+
+    def __init__(self, snapshot: "Snapshot"):
+        self.snapshot = snapshot
+        self.blobs = snapshot.blob_ids()
+        self.shard = cache.current().shard("fragment-blobs", VERSION)
+        self.data: dict[str, bytes] = {}  # the files parsed, by blob id
+
+    def read(self, paths: list[str]) -> None:
+        missing = sorted({self.blobs[p] for p in paths} - set(self.data))
+        if missing:
+            self.data.update(self.snapshot.read_many(missing))
+
+    def source(self, path: str) -> bytes:
+        blob = self.blobs[path]
+        if blob not in self.data:
+            self.data[blob] = self.snapshot.read(blob)
+        return self.data[blob]
+
+    @staticmethod
+    def _needle(fragment: Fragment) -> bytes:
+        return _squash(_TRAILING_ELLIPSIS_RE.sub("", fragment.text)).strip("{}").encode("utf-8")
+
+    def _needle_key(self, fragment: Fragment, path: str) -> str:
+        return cache.digest("needle", self._needle(fragment), self.blobs[path])
+
+    def flag_needles(self, work: list[tuple[Fragment, list[str]]]) -> None:
+        """Whether each file holds its fragment's text as written (whitespace and
+        quote style aside), for the files not known yet: read in batches, and
+        not kept (the few files parsed later are read again)."""
+        unknown: dict[str, list[Fragment]] = {}
+        for f, paths in work:
+            for p in paths:
+                if self.shard.get(self._needle_key(f, p)) is None:
+                    unknown.setdefault(self.blobs[p], []).append(f)
+        blobs = sorted(unknown)
+        for i in range(0, len(blobs), 200):
+            data = self.snapshot.read_many(blobs[i:i + 200])
+            for blob in blobs[i:i + 200]:
+                squashed = _squash_bytes(data.get(blob, b""))
+                for f in unknown[blob]:
+                    self.shard.put(cache.digest("needle", self._needle(f), blob), 1 if self._needle(f) in squashed else 0)
+
+    def holds_text(self, fragment: Fragment, path: str) -> bool:
+        if self.shard.get(self._needle_key(fragment, path)) is None:
+            self.flag_needles([(fragment, [path])])
+        return bool(self.shard.get(self._needle_key(fragment, path)))
+
+    def match(self, fragment: Fragment, path: str) -> LineRange | None:
+        """Where the file first matches the fragment, if it does."""
+        key = cache.digest("match", fragment.kind, fragment.source, self.blobs[path], _reading_kind(path))
+        hit = self.shard.get(key)
+        if hit is None:
+            source = self.source(path)
+            lines: LineRange | None
+            if _reading_kind(path) == "text":
+                lines = _text_place(fragment, source)
+            else:
+                lines = next((_lines(n) for n in _candidates(fragment, _parse_code(path, source))), None)
+            hit = [lines.start, lines.end] if lines is not None else 0
+            self.shard.put(key, hit)
+        return LineRange(hit[0], hit[1]) if hit else None
+
+    def declarations(self, fragment: Fragment, path: str) -> list[tuple[LineRange, str]]:
+        """The file's declarations of the fragment's binding: where, and the value shown."""
+        key = cache.digest("declarations", fragment.kind, fragment.source, self.blobs[path], _reading_kind(path))
+        hit = self.shard.get(key)
+        if hit is None:
+            root = _parse_code(path, self.source(path))
+            hit = []
+            for n in walk(root):
+                found = _declared(fragment, n)
+                if found is not None and (found[0] is not None or found[1] is not None):
+                    lines = _lines(n)
+                    hit.append([lines.start, lines.end, _shown(*found)])
+            self.shard.put(key, hit)
+        return [(LineRange(a, b), shown) for a, b, shown in hit]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The files a fragment is compared with, or the verdict that needs none."""
+
+    verdict: FragmentVerdict | None = None
+    undecided: bool = False
+    holding: tuple[str, ...] = ()  # files holding every token, code first, in path order
+    reading: list[str] = field(default_factory=list)  # the first MATCH_FILE_CAP of them
+
+
+def _plan(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex") -> _Plan:
     at = snapshot.sha[:8]
     if not fragment.tokens:
-        return None  # nothing to find candidate files by: `[1, 2]`
+        return _Plan(undecided=True)  # nothing to find candidate files by: `[1, 2]`
     where = index.paths(fragment.tokens)
     absent = [t for t in fragment.tokens if not where[t]]
     if fragment.kind == "binding" and fragment.name in absent:
-        return FragmentVerdict("phantom", f"`{fragment.name}` occurs nowhere at {at}")
+        return _Plan(FragmentVerdict("phantom", f"`{fragment.name}` occurs nowhere at {at}"))
     if absent and fragment.kind != "binding":
         names = ", ".join(f"`{t}`" for t in absent[:3])
-        return FragmentVerdict("no_match", f"no code at {at} matches: {names} occur{'s' if len(absent) == 1 else ''} nowhere")
+        return _Plan(FragmentVerdict("no_match", f"no code at {at} matches: {names} occur{'s' if len(absent) == 1 else ''} nowhere"))
     holding = sorted(set.intersection(*(set(where[t]) for t in fragment.tokens)) if not absent else set(),
                      key=lambda p: (not p.endswith(CODE_SUFFIXES), p))
     blobs = snapshot.blob_ids()
-    reading = [p for p in holding if p in blobs][:MATCH_FILE_CAP]
-    data = snapshot.read_many([blobs[p] for p in reading])
+    return _Plan(holding=tuple(holding), reading=[p for p in holding if p in blobs][:MATCH_FILE_CAP])
+
+
+def _evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex", plan: _Plan,
+              files: _Files) -> FragmentVerdict | None:
+    if plan.verdict is not None or plan.undecided:
+        return plan.verdict
+    at = snapshot.sha[:8]
+    holding, reading = plan.holding, list(plan.reading)
     # Files that hold the fragment's text as written (whitespace and quote
-    # style aside) are parsed first: most fragments match there at once.
-    needle = _squash(_TRAILING_ELLIPSIS_RE.sub("", fragment.text)).strip("{}").encode("utf-8")
-    reading.sort(key=lambda p: needle not in _squash_bytes(data.get(blobs[p], b"")))
-    trees: dict[str, tree_sitter.Node] = {}
+    # style aside) are compared first: most fragments match there at once.
+    reading.sort(key=lambda p: not files.holds_text(fragment, p))
     for path in reading:
-        source = data.get(blobs[path], b"")
-        if path.endswith(CODE_SUFFIXES):
-            trees[path] = _parse_code(path, source)
-            for node in _candidates(fragment, trees[path]):
-                return FragmentVerdict("ok", f"matches {path}:{_lines(node)}", (path, _lines(node)))
-        else:
-            lines = _text_place(fragment, source)
-            if lines is not None:
-                return FragmentVerdict("ok", f"matches {path}:{lines}", (path, lines))
+        lines = files.match(fragment, path)
+        if lines is not None:
+            return FragmentVerdict("ok", f"matches {path}:{lines}", (path, lines))
     if fragment.kind == "binding":
-        differs = _declarations(fragment, snapshot, index, trees)
+        differs = _declarations(fragment, snapshot, index, files)
         if differs:
-            path, node, value, type_text = differs[0]
+            path, lines, shown = differs[0]
             more = f" (and {len(differs) - 1} more declaration{'s' if len(differs) > 2 else ''})" if len(differs) > 1 else ""
             return FragmentVerdict(
                 "value_differs",
-                f"`{'.'.join(fragment.target)}` is {_shown(value, type_text)} at {path}:{_lines(node)}, "
+                f"`{'.'.join(fragment.target)}` is {shown} at {path}:{lines}, "
                 f"not {_shown(fragment.value, None)}{more}",
-                (path, _lines(node)),
+                (path, lines),
             )
     if len(holding) > len(reading) or any(not p.endswith(CODE_SUFFIXES) for p in holding):
         return None  # not every candidate was compared by structure: undecided
@@ -555,23 +663,12 @@ def _listed(tokens: tuple[str, ...]) -> str:
 
 
 def _declarations(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex",
-                  trees: dict[str, tree_sitter.Node]) -> list[tuple[str, tree_sitter.Node, tree_sitter.Node | None, str | None]]:
+                  files: _Files) -> list[tuple[str, LineRange, str]]:
     """Every declaration of the binding's name, in path order (none if too many files hold it)."""
     paths = sorted(p for p in index.paths([fragment.name])[fragment.name] if p.endswith(CODE_SUFFIXES))
     if len(paths) > DECLARATION_FILE_CAP:
         return []
     blobs = snapshot.blob_ids()
-    unread = [p for p in paths if p not in trees and p in blobs]
-    data = snapshot.read_many([blobs[p] for p in unread])
-    out = []
-    for path in paths:
-        if path not in trees and path in blobs:
-            trees[path] = _parse_code(path, data.get(blobs[path], b""))
-        root = trees.get(path)
-        if root is None:
-            continue
-        for n in walk(root):
-            found = _declared(fragment, n)
-            if found is not None and (found[0] is not None or found[1] is not None):
-                out.append((path, n, found[0], found[1]))
-    return out
+    paths = [p for p in paths if p in blobs]
+    files.read(paths)
+    return [(path, lines, shown) for path in paths for lines, shown in files.declarations(fragment, path)]

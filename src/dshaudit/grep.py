@@ -25,25 +25,29 @@ class Grep:
         self._running: dict[tuple, tuple] = {}  # started git grep processes and their output files
         self._hits: dict[tuple, list] = {}
 
-    def start(self, pattern: str, word: bool = False, ignore_case: bool = False) -> None:
-        """Start `git grep` for an extended regex now; lines() collects it."""
-        key = (pattern, word, ignore_case)
+    def start(self, pattern: str, word: bool = False, ignore_case: bool = False, within: tuple[str, ...] = ()) -> None:
+        """Start `git grep` for an extended regex now; lines() collects it.
+        `within` narrows the search to git pathspecs (the caller's own filter
+        stays the authority: they only spare git the files it would drop)."""
+        key = (pattern, word, ignore_case, within)
         if key in self._running or key in self._hits:
             return
         args = ["-n", "-z", "-a", "-E"] + (["-w"] if word else []) + (["-i"] if ignore_case else [])
         out = tempfile.TemporaryFile()
         proc = subprocess.Popen(
-            ["git", f"--git-dir={self.repo.git_dir}", "grep", *args, "-e", pattern, self.sha],
+            ["git", f"--git-dir={self.repo.git_dir}", "grep", *args, "-e", pattern, self.sha,
+             *(["--", *within] if within else [])],
             stdout=out, stderr=subprocess.PIPE,
         )
         self._running[key] = (proc, out)
 
-    def lines(self, pattern: str, word: bool = False, ignore_case: bool = False) -> list[tuple[str, int, str]]:
-        """(path, line, text) for each line matching an extended regex, in every file."""
-        key = (pattern, word, ignore_case)
+    def lines(self, pattern: str, word: bool = False, ignore_case: bool = False,
+              within: tuple[str, ...] = ()) -> list[tuple[str, int, str]]:
+        """(path, line, text) for each line matching an extended regex, in every file (or those `within`)."""
+        key = (pattern, word, ignore_case, within)
         if key in self._hits:
             return self._hits[key]
-        self.start(pattern, word, ignore_case)
+        self.start(pattern, word, ignore_case, within)
         proc, out = self._running.pop(key)
         err = proc.communicate()[1]
         if proc.returncode not in (0, 1):  # 1 means no match

@@ -449,7 +449,7 @@ class FactWatch:
         self.needles = tuple(spec.needle or ()) if self._needled else ()
         greps = GREPS.get(spec.reduce)
         self._pickaxes = [Pickaxe(repository, from_sha, to_sha, pattern, ignore_case, spec.content_globs)
-                          for pattern, _, ignore_case in greps(spec)] if greps else None
+                          for pattern, _, ignore_case, _specs in greps(spec)] if greps else None
 
     def needle_blobs(self, step: Step) -> set[str]:
         """The blobs whose literals decide whether this commit can change the fact."""

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .diagnostics import Diagnostic, Place, permalink
 from .errors import InputError
-from .fragments import Fragment, FragmentVerdict, cached, evaluate, parse_fragment
+from .fragments import Fragment, FragmentVerdict, cached, evaluate_all, parse_fragment
 from .grammar import code_spans, find_citations
 from .claims import CLAIM_SPAN_RE
 from .model import LineRange, Pin, SourceLocation
@@ -239,24 +239,33 @@ def _named(name: Name, plan: Plan) -> set[str]:
     return {name.text, *plan.lookups, plan.fragment.name if plan.fragment is not None else ""} - {""}
 
 
-def _look_up(plans: list[Plan], snapshot: "Snapshot") -> dict[str, bool]:
-    """One pass over the tree for every name not yet known at this commit, and
-    for the names of fragments whose verdict is not cached yet."""
-    index = index_for(snapshot)
+def _start(plans: list[Plan], snapshot: "Snapshot", absent: list[str]) -> list[str]:
+    """Start one pass over the tree, in the background, for every name not yet
+    known at this commit, the names of fragments whose verdict is not cached
+    yet, and the absence claims; the names whose presence is wanted."""
     lookups = [x for p in plans for x in p.lookups]
     tokens = [t for p in plans if p.fragment is not None and not cached(p.fragment, snapshot.sha)
               for t in p.fragment.tokens]
-    unknown = index.unknown(lookups)
-    if unknown or tokens:
-        index.paths(unknown + tokens)
-    return index.present(lookups)
+    index_for(snapshot).start(presence=lookups, paths=tokens, absent=absent)
+    return lookups
 
 
-def prefetch_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot") -> None:
-    """Look up, in one pass, the names of several documents pinned to the same
-    commit, so that `check_references` on each finds them known. Optional: it
-    only saves the cold cost of one pass over the tree per document."""
-    _look_up([plan for _, _, plan in _plans(items)], snapshot)
+def prefetch_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot",
+                        absent: list[str] | None = None) -> None:
+    """Start looking up, in one pass and in the background, the names and
+    absence claims of several documents pinned to the same commit, so that
+    `check_references` on each finds them known. Optional: it only saves the
+    cold cost of one pass over the tree per document, and lets the caller do
+    other work while git searches."""
+    _start([plan for _, _, plan in _plans(items)], snapshot, absent or [])
+
+
+def compare_fragments(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot") -> None:
+    """Compare the quoted code of several documents at one commit in one go,
+    their files read together, so that `check_references` on each finds the
+    verdicts cached. Optional, like `prefetch_references`."""
+    evaluate_all([plan.fragment for _, _, plan in _plans(items) if plan.fragment is not None],
+                 snapshot, index_for(snapshot))
 
 
 def _claimed_absent(names: set[str], claims: list[str]) -> str | None:
@@ -282,7 +291,11 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
         excused.append("introduced by this document" if named & exempt else
                        (f"the document claims it absent (`absent: {claim}`)"
                         if (claim := _claimed_absent(named, claims)) else None))
-    present = _look_up([plan for (_, _, plan), why in zip(plans, excused) if why is None], snapshot)
+    lookups = _start([plan for (_, _, plan), why in zip(plans, excused) if why is None], snapshot, claims)
+    present = index.present(lookups)
+
+    checked = [plan.fragment for (_, _, plan), why in zip(plans, excused) if why is None and plan.fragment is not None]
+    verdicts = dict(zip(map(id, checked), evaluate_all(checked, snapshot, index)))
 
     out: list[Reference] = []
     missing: dict[int, str] = {}  # position in `out` -> the name that occurs nowhere
@@ -299,7 +312,7 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
                 what = "occurs" if len(plan.lookups) == 1 else f"each of {', '.join(f'`{x}`' for x in plan.lookups)} occurs"
                 out.append(Reference(where, name.text, plan.kind, ReferenceStatus.OK, f"{what} at {at}"))
             continue
-        verdict = evaluate(plan.fragment, snapshot, index)
+        verdict = verdicts[id(plan.fragment)]
         if verdict is None:
             continue  # undecided: not every candidate could be compared
         if verdict.status == "phantom":
@@ -317,7 +330,7 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
 
 
 def _absence(text: str, where: SourceLocation, snapshot: "Snapshot") -> Reference:
-    places = index_for(snapshot).occurrences(text, snapshot)
+    places = index_for(snapshot).occurrences(text)
     if not places:
         case = "in any case" if any_case(text) else "in this case"
         return Reference(where, text, "absence", ReferenceStatus.ABSENT_CONFIRMED,

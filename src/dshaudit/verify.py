@@ -10,10 +10,10 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from .diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
-from .errors import InputError
+from .errors import InputError, RepoError
 from .findings import FindingsFile
 from .model import (Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, Pin, SourceLocation, Status, Verdict,
                     format_lines)
@@ -26,6 +26,7 @@ from .symbols import SymbolTable, build_symbol_table
 
 if TYPE_CHECKING:
     from .facts import FactBook
+    from .names import Name
     from .references import Reference
 
 BINARY_SNIFF_BYTES = 8000
@@ -122,6 +123,17 @@ class Verifier:
         self._texts: dict[str, FileText | None] = {}
         self._symbols: dict[tuple[str, str], SymbolTable] = {}
         self._verdicts: dict[tuple[Citation, Pin | None, str | None], Verdict] = {}
+        self._blobs: dict[str, bytes] = {}  # read ahead (`read_ahead`), by blob id
+
+    def read_ahead(self, snap: Snapshot, paths: Iterable[str]) -> None:
+        """Read the files at these paths in one batch: one git process for them
+        all, not one round trip each, which costs most while other git work runs."""
+        wanted = {e.blob_sha for p in paths if (e := snap.entry(p)) is not None and e.kind == "blob" and e.blob_sha}
+        self._blobs.update(snap.read_many(sorted(wanted - self._blobs.keys())))
+
+    def _read(self, snap: Snapshot, blob_sha: str) -> bytes:
+        data = self._blobs.get(blob_sha)
+        return data if data is not None else snap.read(blob_sha)
 
     def text(self, snap: Snapshot, path: str) -> FileText | None:
         """The file at `path` as lines; None for anything but a text file."""
@@ -132,7 +144,7 @@ class Verifier:
 
     def _text(self, snap: Snapshot, blob_sha: str) -> FileText | None:
         if blob_sha not in self._texts:
-            data = snap.read(blob_sha)
+            data = self._read(snap, blob_sha)
             self._texts[blob_sha] = None if b"\0" in data[:BINARY_SNIFF_BYTES] else FileText.from_bytes(data)
         return self._texts[blob_sha]
 
@@ -143,7 +155,7 @@ class Verifier:
             raise ValueError(f"{path} is not a file at {snap.sha}")
         key = (entry.blob_sha, path.rsplit(".", 1)[-1])
         if key not in self._symbols:
-            self._symbols[key] = build_symbol_table(path, snap.read(entry.blob_sha))
+            self._symbols[key] = build_symbol_table(path, self._read(snap, entry.blob_sha))
         return self._symbols[key]
 
     def verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
@@ -353,18 +365,28 @@ def check(
             known = resolver.config.describe_pins()
             raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
                              f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
-    verdicts = _check_citations(files, verifier or Verifier(resolver, repository), pin_override) if citations else []
-    claim_verdicts = _check_claims(files, resolver, repository, pin_override, book) if claims else []
-    looked_up = _check_references(files, resolver, repository, pin_override) if references else []
+    # The names pass runs in git while citations and claims are checked here.
+    work = _start_references(files, resolver, repository, pin_override) if references else []
+    try:
+        verdicts = _check_citations(files, verifier or Verifier(resolver, repository), pin_override) if citations else []
+        claim_verdicts = _check_claims(files, resolver, repository, pin_override, book) if claims else []
+        looked_up = _check_references(work, resolver, repository) if references else []
+    except BaseException:
+        _stop_references(work, repository)
+        raise
     return CheckResult(tuple(verdicts), tuple(claim_verdicts), tuple(looked_up))
 
 
-def _check_references(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-                      pin_override: str | None) -> list[tuple[Pin, "Reference"]]:
-    """The names and quoted code of each document, looked up at its pin."""
-    from .references import absent_claims, check_references, document_exemptions, document_names, prefetch_references
+_Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]
 
-    work = []
+
+def _start_references(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
+                      pin_override: str | None) -> list[_Work]:
+    """Each document's names and absence claims, their lookups started: every
+    document's names at a pin in one pass over the tree, in the background."""
+    from .references import absent_claims, document_names, prefetch_references
+
+    work: list[_Work] = []
     for f in files:
         ref = pin_override or f.pin
         pin = resolver.resolve(ref) if ref else None
@@ -374,10 +396,34 @@ def _check_references(files: list[FindingsFile], resolver: PinResolver, reposito
         absent = [(t, SourceLocation(f.path, line, col)) for t, line, col in absent_claims(f.text)]
         if items or absent:
             work.append((f, pin, items, absent))
-    # Every document's names at a pin in one pass over the tree, before each document is judged.
+    try:
+        for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
+            prefetch_references([i for _, p, items, _ in work if p == pin for i in items],
+                                repository().snapshot(pin.sha, pin.name),
+                                [t for _, p, _, absent in work if p == pin for t, _ in absent])
+    except RepoError:
+        pass  # a commit the clone lacks: reported where the citations and references meet it
+    return work
+
+
+def _stop_references(work: list[_Work], repository: Callable[[], DshRepository]) -> None:
+    from .nameindex import index_for
+
+    for pin in {pin for _, pin, _, _ in work}:
+        try:
+            index_for(repository().snapshot(pin.sha, pin.name)).stop()
+        except RepoError:
+            pass
+
+
+def _check_references(work: list[_Work], resolver: PinResolver,
+                      repository: Callable[[], DshRepository]) -> list[tuple[Pin, "Reference"]]:
+    """The names and quoted code of each document, looked up at its pin."""
+    from .references import check_references, compare_fragments, document_exemptions
+
     for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
-        prefetch_references([i for _, p, items, _ in work if p == pin for i in items],
-                            repository().snapshot(pin.sha, pin.name))
+        compare_fragments([i for _, p, items, _ in work if p == pin for i in items],
+                          repository().snapshot(pin.sha, pin.name))
     out: list[tuple[Pin, Reference]] = []
     for f, pin, items, absent in work:
         # Pin names in prose (`rc7`) name pins, not code.
@@ -388,8 +434,8 @@ def _check_references(files: list[FindingsFile], resolver: PinResolver, reposito
 
 
 def _check_citations(files: list[FindingsFile], verifier: Verifier, pin_override: str | None) -> list[Verdict]:
-    resolver = verifier.resolver
-    verdicts = []
+    resolver, repository = verifier.resolver, verifier.repository
+    work: list[tuple[Citation, Pin | None, str | None]] = []
     carried: list[tuple[Citation, Pin, Pin]] = []
     for f in files:
         written = resolver.resolve(f.written_at) if f.written_at else None
@@ -398,7 +444,12 @@ def _check_citations(files: list[FindingsFile], verifier: Verifier, pin_override
             if written and pin and pin.sha != written.sha and not c.pin_ref and not c.problem:
                 carried.append((c, written, pin))
             else:
-                verdicts.append(verifier.verify(c, pin, ref))
+                work.append((c, pin, ref))
+    for pin in sorted({pin for c, pin, _ in work if pin is not None and not c.problem}, key=lambda p: p.sha):
+        if repository().has_commit(pin.sha):
+            verifier.read_ahead(repository().snapshot(pin.sha, pin.name),
+                                {c.path for c, p, _ in work if p == pin and not c.problem})
+    verdicts = [verifier.verify(c, pin, ref) for c, pin, ref in work]
     verdicts += _carried_verdicts(carried, verifier)
     verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
     return verdicts

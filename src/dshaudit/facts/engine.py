@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 import tomllib
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from itertools import takewhile
 from typing import TYPE_CHECKING, Any, Callable
 
 import tree_sitter
@@ -101,6 +103,22 @@ def glob_predicate(glob: str) -> PathTest:
             return lambda p: p.startswith(prefix) and p.endswith(ext) and len(p) >= len(prefix) + len(ext)
         return lambda p: p.startswith(prefix)
     return glob_regex(glob).match
+
+
+def narrowing_pathspecs(globs: Sequence[str]) -> tuple[str, ...]:
+    """git pathspecs that match every path one of `globs` matches, and perhaps
+    more (the caller filters by the globs); () when they would not narrow the
+    tree. A pathspec without magic is an fnmatch pattern whose `*` spans
+    folders, so `**/*.ts` becomes `*.ts` and `a/**/b.ts` becomes `a/*b.ts`."""
+    specs = []
+    for glob in globs:
+        if any(c in glob for c in "?[{\\") or glob.startswith(":"):
+            return ()  # nothing simpler that surely matches as much
+        spec = re.sub(r"\*+", "*", re.sub(r"\*\*/", "*", glob))
+        if spec.strip("*/") == "":
+            return ()
+        specs.append(spec)
+    return tuple(specs)
 
 
 @lru_cache(maxsize=None)
@@ -214,6 +232,7 @@ class FactContext:
         self._paths: dict[tuple[tuple[str, ...], bool], list[str]] = {}
         self._globs: dict[str, set[str]] = {}
         self._under: dict[str, list[str]] = {}  # literal prefix -> paths starting with it
+        self._sorted: list[str] | None = None  # every regular file, in path order
         self.pool: Pool | None = None  # when the caller provides one
         self.trees = TreeCache()
 
@@ -230,16 +249,19 @@ class FactContext:
             for g in globs:
                 matched |= self._glob(g)
             is_test = layout().is_test_path
-            self._paths[key] = [
-                p for p in self.blob_ids() if p in matched and not (exclude_tests and is_test(p))
-            ]
+            # blob_ids() is in path order, so sorting what matched keeps that order.
+            self._paths[key] = [p for p in sorted(matched) if not (exclude_tests and is_test(p))]
         return self._paths[key]
 
     def _glob(self, glob: str) -> set[str]:
         if glob not in self._globs:
             prefix = re.split(r"[*?{\[]", glob, maxsplit=1)[0]  # the literal start narrows before the regex runs
             if prefix not in self._under:
-                self._under[prefix] = [p for p in self.blob_ids() if p.startswith(prefix)]
+                # The paths are sorted: those that start with the prefix are one run of them.
+                if self._sorted is None:
+                    self._sorted = list(self.blob_ids())
+                start = bisect_left(self._sorted, prefix)
+                self._under[prefix] = list(takewhile(lambda p: p.startswith(prefix), self._sorted[start:]))
             match = glob_predicate(glob)
             self._globs[glob] = {p for p in self._under[prefix] if match(p)}
         return self._globs[glob]
