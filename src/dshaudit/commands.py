@@ -272,14 +272,17 @@ def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcom
         if v is not None and v.pin is not None and v.status is Status.OK:
             verdicts[i] = v
             texts[i] = verifier.text(session.repository().snapshot(v.pin.sha, v.pin.name), v.path)
-    raw = Path(f.path).read_bytes().decode("utf-8")
-    edits = propose(list(f.citations), verdicts, texts, f.pin or pin, raw.split("\n"))
+    edits = propose(list(f.citations), verdicts, texts, f.pin or pin, f.text.split("\n"))
     if write and edits:
         import hashlib
 
-        if hashlib.sha256(Path(f.path).read_bytes()).hexdigest() != f.digest:
+        try:
+            data = Path(f.path).read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read it again to write it: {exc.strerror or exc}", file=f.path) from None
+        if hashlib.sha256(data).hexdigest() != f.digest:
             raise InputError("changed on disk while anchor ran; nothing was written to it", file=f.path)
-        write_all_atomically([(Path(f.path), apply(raw, edits))])
+        write_all_atomically([(Path(f.path), apply(data.decode("utf-8"), edits))])
     diagnostics = tuple(
         Diagnostic("edit", SourceLocation(f.path, e.line, e.column), Anchored.WRITTEN if write else Anchored.PROPOSED,
                    e.why, f"{e.old} -> {e.new}", identity=("edit", e.old),

@@ -23,7 +23,8 @@ from .claims import split_ref
 from .config import Config
 from .diagnostics import Diagnostic, Outcome, Summary, rules_of
 from .errors import InputError
-from .findings import FindingsFile, FrontMatterError, display_path, load_findings_file, prose_chunks, split_front_matter
+from .findings import (FindingsFile, FrontMatterError, display_path, load_findings_file, parse_pin_line,
+                       prose_chunks, split_front_matter)
 from .grammar import SEGMENT, code_spans, looks_like_path
 from .model import SourceLocation
 from .pins import PinResolver
@@ -134,14 +135,6 @@ class LintResult:
         )
 
 
-def _read_text(path: Path) -> str | None:
-    """The file as load_findings_file sees it (CRLF folded, BOM dropped), or None."""
-    try:
-        return path.read_bytes().decode("utf-8").replace("\r\n", "\n").lstrip("\ufeff")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def _line_col(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
@@ -159,13 +152,9 @@ def _front_matter_problems(f: FindingsFile, text: str, resolver: PinResolver) ->
         return [problem(f.path, 1, 1, LintCode.MISSING_PIN,
                         f"front matter names no pin; add `pin: NAME` (pins: {resolver.config.describe_pins()})")]
     if resolver.resolve(f.pin) is None:
-        line, column = 1, 1
-        for i, ln in enumerate(text.split("\n")[1:skip - 1], start=2):
-            m = re.match(r"^pin[ \t]*:[ \t]*", ln)
-            if m:
-                line, column = i, m.end() + 1
-                break
-        return [problem(f.path, line, column, LintCode.UNKNOWN_PIN, resolver.unknown(f.pin))]
+        written = parse_pin_line(text.split("\n")[f.pin_line - 1])
+        column = len(written.key) + 1 if written else 1
+        return [problem(f.path, f.pin_line, column, LintCode.UNKNOWN_PIN, resolver.unknown(f.pin))]
     return []
 
 
@@ -260,7 +249,7 @@ def _lint_one(path: Path, resolver: PinResolver, known: set[str],
     except InputError as exc:
         code = LintCode.MALFORMED_FRONT_MATTER if isinstance(exc, FrontMatterError) else LintCode.UNREADABLE
         return shown, [problem(exc.file or shown, exc.line or 1, 1, code, exc.what)]
-    text = _read_text(path) or ""
+    text = f.text  # as load_findings_file read it (BOM dropped, line ends folded)
     _, skip = split_front_matter(text, shown)
     problems = _front_matter_problems(f, text, resolver)
     problems += _citation_problems(f, resolver)

@@ -309,7 +309,7 @@ def check(
         resolver.require(pin_override)
     for f in files:
         if f.pin is not None and resolver.resolve(f.pin) is None:
-            raise InputError(f"front matter: {resolver.unknown(f.pin)}", file=f.path, line=2)
+            raise InputError(f"front matter: {resolver.unknown(f.pin)}", file=f.path, line=f.pin_line or 2)
         if f.pin is None and pin_override is None and any(not c.pin_ref for c in f.citations):
             known = resolver.config.describe_pins()
             raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
