@@ -18,7 +18,7 @@ their offsets, come out.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from .model import LineRange
@@ -48,10 +48,10 @@ CITATION_RE = re.compile(
 
 # After a citation (and the backtick closing its code span, if any).
 _ARROW_RE = re.compile(r"[ \t]*\n?[ \t]*(?:→|->)[ \t]*\n?[ \t]*")
-_CODE_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _PLUS_RE = re.compile(r"[ \t]*\+[ \t]*\n?[ \t]*")
 
 MAX_LINE_NUMBER = 10_000_000  # larger numbers are malformed, not just out of range
+MAX_LINE_PARTS = 100  # `path:a,b,c,…`: more parts than this are malformed
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,12 @@ def parse_lines(spec: str) -> tuple[tuple[LineRange, ...], str | None]:
     """`15-16,492` -> ranges, and what is wrong with them, if anything."""
     ranges = []
     problem = None
-    for part in spec.split(","):
+    parts = spec.split(",")
+    if len(parts) > MAX_LINE_PARTS:
+        # Each part is checked and carried on its own: thousands of them are a list, not a citation.
+        first = parse_lines(",".join(parts[:MAX_LINE_PARTS]))[0]
+        return first, f"{len(parts)} line ranges in one citation; at most {MAX_LINE_PARTS}"
+    for part in parts:
         a, _, b = part.replace("–", "-").partition("-")
         longest = max(len(a), len(b))
         if longest > 12:
@@ -109,9 +114,51 @@ def parse_lines(spec: str) -> tuple[tuple[LineRange, ...], str | None]:
     return tuple(ranges), problem
 
 
+_TICKS_RE = re.compile(r"`+")
+
+
+class _Ticks:
+    """The backtick runs of a text, indexed once. A code span opens at a run
+    and closes at the next run of the same length (CommonMark); finding that
+    run by bisection keeps a text of many unclosed runs linear, where a
+    pattern that scans ahead from every opener is quadratic."""
+
+    def __init__(self, text: str):
+        self.runs = [(m.start(), m.end()) for m in _TICKS_RE.finditer(text)]
+        self.run_starts = [a for a, _ in self.runs]
+        self.end_of = dict(self.runs)
+        self.by_length: dict[int, list[int]] = {}
+        for a, b in self.runs:
+            self.by_length.setdefault(b - a, []).append(a)
+
+    def span_at(self, pos: int) -> tuple[int, int, int, int] | None:
+        """The code span opening at `pos`: (start, content start, content end, end)."""
+        end = self.end_of.get(pos)
+        if end is None:
+            return None
+        closers = self.by_length[end - pos]
+        k = bisect_right(closers, end)
+        if k == len(closers):
+            return None
+        close = closers[k]
+        return pos, end, close, close + (end - pos)
+
+    def spans(self) -> list[tuple[int, int, int, int]]:
+        out = []
+        i = 0
+        while i < len(self.runs):
+            span = self.span_at(self.runs[i][0])
+            if span is None:
+                i += 1
+                continue
+            out.append(span)
+            i = bisect_left(self.run_starts, span[3], i + 1)
+        return out
+
+
 def code_spans(text: str) -> list[tuple[int, int, int, int]]:
     """(span start, content start, content end, span end) for each inline code span."""
-    return [(m.start(), m.start(2), m.end(2), m.end()) for m in _CODE_SPAN_RE.finditer(text)]
+    return _Ticks(text).spans()
 
 
 def _code_content(raw: str) -> str:
@@ -121,7 +168,7 @@ def _code_content(raw: str) -> str:
     return raw.replace("\n", " ")
 
 
-def _anchors_after(text: str, pos: int) -> tuple[tuple[str, ...], int]:
+def _anchors_after(text: str, pos: int, ticks: _Ticks) -> tuple[tuple[str, ...], int]:
     """The anchors after `pos`, and where they end (`pos` when there are none)."""
     m = _ARROW_RE.match(text, pos)
     if not m:
@@ -130,15 +177,15 @@ def _anchors_after(text: str, pos: int) -> tuple[tuple[str, ...], int]:
     end = pos
     pos = m.end()
     while True:
-        span = _CODE_SPAN_RE.match(text, pos)
+        span = ticks.span_at(pos)
         if not span:
             break
-        content = _code_content(span.group(2))
+        content = _code_content(text[span[1]:span[2]])
         if content.strip():
             anchors.append(content.strip())
-        pos = end = span.end()
+        pos = end = span[3]
         plus = _PLUS_RE.match(text, pos)
-        if not plus or not _CODE_SPAN_RE.match(text, plus.end()):
+        if not plus or not ticks.span_at(plus.end()):
             break
         pos = plus.end()
     return tuple(anchors), end
@@ -158,7 +205,11 @@ _LINE_PHRASE_RE = re.compile(
 # `path:Name` or `path:Class.member`, for source files.
 _SYMBOL_COLON_RE = re.compile(r":(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?![\w$(/.:-])")
 # `` `path` (`text`) `` or `` `path`（`text`） ``: text expected in the file.
-_QUOTED_CODE_RE = re.compile(r"`[ \t]*[(（][ \t]*(?P<tick>`+)(?P<code>.+?)(?P=tick)[ \t]*[)）]")
+# The quoted text is bounded: an unclosed quote is looked for within a line's
+# first few hundred characters, not to its end from every path on it.
+MAX_QUOTED_CODE = 400
+_QUOTED_CODE_RE = re.compile(
+    r"`[ \t]*[(（][ \t]*(?P<tick>`+)(?P<code>.{1,%d}?)(?P=tick)[ \t]*[)）]" % MAX_QUOTED_CODE)
 _PERMALINKS: dict[str, re.Pattern[str]] = {}
 
 
@@ -181,7 +232,8 @@ def _normalise_parts(spec: str) -> str:
 def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
     """Every citation in a chunk of Markdown text, in order of appearance.
     With `web_url` (DSH's web address), permalinks into it are citations too."""
-    spans = code_spans(text)
+    ticks = _Ticks(text)
+    spans = ticks.spans()
     span_starts = [s[1] for s in spans]  # content starts, sorted: bisect finds the enclosing span
     found: list[RawCitation] = []
     urls: list[tuple[int, int]] = []
@@ -193,11 +245,13 @@ def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
             lines_spec = m.group("a") + (f"-{m.group('b')}" if m.group("b") else "")
             lines, problem = parse_lines(lines_spec)
             path = m.group("path")
-            anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()))
+            anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()), ticks)
             found.append(RawCitation(m.group(0), path, lines, problem, None, m.group("ref"), anchors,
                                      m.start(), m.end(), "permalink", anchors_end=anchors_end, written=m.group(0)))
+    url_starts = [a for a, _ in urls]
     for m in CITATION_RE.finditer(text):
-        if any(a <= m.start() < b for a, b in urls):
+        k = bisect_right(url_starts, m.start()) - 1
+        if k >= 0 and m.start() < urls[k][1]:
             continue
         path, lines_spec, symbol, pin = m.group("path", "lines", "symbol", "pin")
         if symbol and _extension(path) not in SYMBOL_EXTENSIONS:
@@ -215,7 +269,7 @@ def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
                 continue
             form, lines_spec, symbol, quoted, end, written_end = wild
         lines, problem = parse_lines(lines_spec) if lines_spec else ((), None)
-        anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), end))
+        anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), end), ticks)
         found.append(
             RawCitation(
                 text=text[m.start():end] if form == "symbol" else m.group(0),

@@ -347,7 +347,8 @@ def _phantom(name: str, at: str, answer: HistoryAnswer | None, searched: bool) -
 
 # -- reading a document --------------------------------------------------------------
 
-ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*([^`\s][^`\n]*?)[ \t]*`(?!`)")
+# Possessive: a span that never closes fails at once, not after trying every split of its spaces.
+ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*+([^`\s][^`\n]*+)`(?!`)")
 _CODE_LANGUAGES = frozenset("ts typescript tsx js javascript jsx mjs cjs mts cts".split())
 
 
@@ -373,10 +374,16 @@ def _prose(text: str) -> Iterator[tuple[int, str]]:
         yield starts[a], "\n".join(lines[a:b])
 
 
-def _line_column(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of an offset."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+class _Lines:
+    """1-based line and column of an offset, by bisection over the line starts
+    (counting newlines from the top for every name is quadratic in a long document)."""
+
+    def __init__(self, text: str):
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def __call__(self, offset: int) -> tuple[int, int]:
+        k = bisect_right(self.starts, offset) - 1
+        return k + 1, offset - self.starts[k] + 1
 
 
 def _citation_extents(chunk: str) -> list[tuple[int, int]]:
@@ -400,12 +407,13 @@ def document_names(text: str) -> list[tuple[Name, int, int]]:
     line and column; offsets in each Name are offsets in `text`. Citations
     and their anchors, claims and absence claims are not names."""
     out = []
+    _line_column = _Lines(text)
     for offset, chunk in _prose(text):
         skip = _citation_extents(chunk)
         skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
         skip += [(m.start(), m.end()) for m in ABSENT_SPAN_RE.finditer(chunk)]
         for n in code_names(chunk, skip):
-            line, column = _line_column(text, offset + n.start)
+            line, column = _line_column(offset + n.start)
             out.append((Name(n.text, n.kind, offset + n.start, offset + n.end), line, column))
     return out
 
@@ -413,10 +421,11 @@ def document_names(text: str) -> list[tuple[Name, int, int]]:
 def absent_claims(text: str) -> list[tuple[str, int, int]]:
     """Each `` `absent: NAME` `` in the document's prose: the name, 1-based line and column."""
     out = []
+    _line_column = _Lines(text)
     for offset, chunk in _prose(text):
         for m in ABSENT_SPAN_RE.finditer(chunk):
-            line, column = _line_column(text, offset + m.start())
-            out.append((m.group(1), line, column))
+            line, column = _line_column(offset + m.start())
+            out.append((m.group(1).rstrip(" \t"), line, column))
     return out
 
 
