@@ -65,10 +65,12 @@ class Session:
 
 def check(session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool) -> Outcome:
     from .verify import check as run_check
-    from .verify import check_outcome
+    from .verify import check_outcome, coverage
 
-    result = run_check(session.findings(paths), session.pins, session.repository, pin)
-    return check_outcome(result, session.config.web_url, strict)
+    files = session.findings(paths)
+    result = run_check(files, session.pins, session.repository, pin)
+    unchecked = coverage(files, result, tuple(str(p) for p in paths))
+    return check_outcome(result, session.config.web_url, strict, coverage=unchecked)
 
 
 def lint(config_path: str | None, paths: tuple[Path, ...], strict: bool) -> Outcome:

@@ -397,6 +397,39 @@ def _context_dir(chunk: str, before: RawCitation, raw: RawCitation) -> str | Non
     return before.path.rsplit("/", 1)[0]
 
 
+# Text that looks like a citation, whether or not the grammar reads it: a file
+# ending followed by a line (`x.ts:12`, `x.ts#L12`, `x.ts (line 12)`, `x.ts, lines
+# 1-2`, `x.ts L12`, `x.ts（第 12 行）`), however it is spaced. Each match starts
+# at a `.` and looks a bounded way ahead: linear in the text.
+_CITATION_SHAPED_RE = re.compile(
+    r"(?<=\w)\.[A-Za-z][A-Za-z0-9]{0,5}"
+    r"(?=[:#]L?\d|`?[\s\u00a0]{0,3}[(（][\s\u00a0]{0,3}(?:lines?|L|第)[\s\u00a0]{0,3}\d"
+    r"|`?,[\s\u00a0]{0,3}lines?[\s\u00a0]{1,3}\d|`?[\s\u00a0]{1,3}L\d)"
+)
+
+
+def citation_shaped(text: str, skip_lines: int = 0) -> tuple[int, str] | None:
+    """The first line below the front matter holding text shaped like a
+    citation (anywhere: prose, code blocks, comments), and that text; None
+    when there is none. A file with such text and no citation found was not
+    checked as its author meant it to be."""
+    start = 0
+    for _ in range(skip_lines):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return None
+    m = _CITATION_SHAPED_RE.search(text, start)
+    if m is None:
+        return None
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    line_end = text.find("\n", m.end())
+    line = text[line_start:line_end if line_end != -1 else len(text)]
+    column = m.start() - line_start
+    lo = max((line.rfind(ch, 0, column) for ch in " \t`("), default=-1) + 1
+    word = line[max(lo, column - 60):column + 16].split()[0] if line[lo:column + 16].strip() else ""
+    return text.count("\n", 0, m.start()) + 1, word.strip("`")
+
+
 def display_path(path: Path) -> str:
     """The path as the user sees it: relative to the working directory when
     inside it (without following a symbolic link's target)."""

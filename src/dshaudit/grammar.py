@@ -229,9 +229,60 @@ def _normalise_parts(spec: str) -> str:
     return re.sub(r"[ \t]*[-–—~～][ \t]*L?", "-", spec)
 
 
+# Characters that do not show, or show as nothing: format characters (zero-width
+# space and joiners, soft hyphen, word joiner, byte order mark, bidi marks),
+# combining marks, controls, private-use and unassigned code points, and the
+# blank "letters" of some scripts. Inside a citation they make it name another
+# path, or split it so that no citation is found at all: it is reported instead.
+_HIDDEN_CATEGORIES = frozenset("Cf Mn Me Cc Co Cs Cn".split())
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def hidden_character(ch: str) -> bool:
+    import unicodedata
+
+    return ch not in "\t\n" and (unicodedata.category(ch) in _HIDDEN_CATEGORIES or ch in _BLANK_LETTERS)
+
+
+def describe_character(ch: str) -> str:
+    """`U+200B ZERO WIDTH SPACE`."""
+    import unicodedata
+
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, '(unnamed)')}"
+
+
 def find_citations(text: str, web_url: str | None = None) -> list[RawCitation]:
     """Every citation in a chunk of Markdown text, in order of appearance.
-    With `web_url` (DSH's web address), permalinks into it are citations too."""
+    With `web_url` (DSH's web address), permalinks into it are citations too.
+    A citation with a hidden character in it (see `hidden_character`) is found
+    as if the character were not there, and carries a problem naming it."""
+    found = _find_citations(text, web_url)
+    if text.isascii() and text.isprintable():
+        return found
+    hidden = {ch for ch in set(text) if hidden_character(ch)}
+    if not hidden:
+        return found
+    where = [i for i, ch in enumerate(text) if ch not in hidden]
+    clean = "".join(text[i] for i in where)
+    flagged = []
+    for c in _find_citations(clean, web_url):
+        extent = max(c.end, c.start + len(c.written))  # a line phrase or quoted code is part of it
+        a, b = where[c.start], where[extent - 1] + 1
+        inside = sorted({ch for ch in text[a:b] if ch in hidden}, key=text[a:b].index)
+        if not inside:
+            continue
+        names = ", ".join(describe_character(ch) for ch in inside)
+        problem = f"holds {names}, a character that does not show (what is seen is not what is cited); delete it"
+        flagged.append(RawCitation(text[a:b], c.path, c.lines, problem, c.symbol, c.pin, (), a, b, c.form,
+                                   c.expected_code, c.marked_quoted, b, text[a:b]))
+    if not flagged:
+        return found
+    spans = [(f.start, f.end) for f in flagged]
+    found = [f for f in found if not any(a < max(f.end, f.anchors_end) and f.start < b for a, b in spans)]
+    return sorted(found + flagged, key=lambda c: c.start)
+
+
+def _find_citations(text: str, web_url: str | None) -> list[RawCitation]:
     ticks = _Ticks(text)
     spans = ticks.spans()
     span_starts = [s[1] for s in spans]  # content starts, sorted: bisect finds the enclosing span

@@ -23,7 +23,7 @@ from .claims import split_ref
 from .config import Config
 from .diagnostics import Diagnostic, Outcome, Summary, rules_of
 from .errors import InputError
-from .findings import (FindingsFile, FrontMatterError, display_path, load_findings_file, parse_pin_line,
+from .findings import (FindingsFile, FrontMatterError, citation_shaped, display_path, load_findings_file, parse_pin_line,
                        prose_chunks, split_front_matter)
 from .grammar import SEGMENT, code_spans, looks_like_path
 from .model import SourceLocation
@@ -82,6 +82,11 @@ class LintCode(DiagnosticStatus):
     COMPILER_LOCATION = (
         "compiler_location", W, "A compiler-style location is not a citation.",
         "`path:line:col` is not checked; cite `path:line` with an anchor.", Reach.NOWHERE,
+    )
+    NO_CITATIONS = (
+        "no_citations", W, "A file holds citation-shaped text but no citation was found.",
+        "Text such as `path:12` stands in a code block or comment, is written in a form dshaudit does not "
+        "read, or is broken by a character it cannot see; `check` would check nothing in it.", Reach.NOWHERE,
     )
     UNANCHORED = (
         "unanchored_citation", W, "A citation has no anchor.",
@@ -255,6 +260,11 @@ def _lint_one(path: Path, resolver: PinResolver, known: set[str],
     problems += _citation_problems(f, resolver)
     problems += _claim_problems(f, known, seen)
     problems += _code_span_problems(f.path, text, skip)
+    shaped = None if f.citations else citation_shaped(text, skip)
+    if shaped is not None and not any(p.source.line == shaped[0] for p in problems):  # not said twice
+        problems.append(problem(f.path, shaped[0], 1, LintCode.NO_CITATIONS,
+                                f"no citation found in the file, though line {shaped[0]} holds citation-shaped text "
+                                f"`{shaped[1]}` (in a code block or comment, or in a form dshaudit does not read)"))
     return f.path, problems
 
 
