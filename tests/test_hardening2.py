@@ -254,3 +254,36 @@ def test_no_citation_at_all_in_the_paths_given_is_said_and_fails_under_strict(wo
         assert run_cli("check", "--strict", *paths).exit_code == 1
     write_findings(workspace, GOOD, name="g.md")
     assert run_cli("check", "--strict", "findings").exit_code == 0
+
+
+# -- 4. configuration type confusion -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "toml, message",
+    [
+        ('upstream = "https://example.invalid/dsh"\n', "`upstream` must be a table"),
+        ("[upstream]\nurl = 5\n", "`upstream.url` must be a string (the clone URL), not a number"),
+        ('[upstream]\nurl = ""\n', "`upstream.url` must not be empty"),
+        ("[upstream]\nurl = [1]\n", "`upstream.url` must be a string"),
+        ('[upstream]\nurl = "https://example.invalid/dsh"\nweb = {a = 1}\n', "`upstream.web` must be a string"),
+        ('pins = ["6d1214af7d96e9aa0095ef000806df57253b9ed7"]\n', "`pins` must be a table"),
+        ("pins = 7\n", "`pins` must be a table"),
+        ('pins = "v1"\n', "`pins` must be a table"),
+        ("[pins]\nv1 = 5\n", "pin 'v1' must be a full 40-hex lowercase SHA, not a number"),
+        ("[pins]\nv1 = {sha = 'x'}\n", "pin 'v1' must be a full 40-hex lowercase SHA, not a table"),
+        ("[pins.v1]\nsha = 'x'\n", "pin 'v1' must be a full 40-hex lowercase SHA"),
+        ('default_pin = ["v1"]\n', "`default_pin` must be a string (one of the pins), not an array"),
+        ("default_pin = 1\n", "`default_pin` must be a string"),
+        ("default_pin = 2026-01-01\n", "`default_pin` must be a string (one of the pins), not a date or time"),
+        ('default_pin = "nope"\n', "default_pin 'nope' is not one of the pins"),
+    ],
+)
+def test_configuration_of_the_wrong_type_is_a_one_line_error_naming_the_key(workspace, toml, message):
+    config = workspace / "dshaudit.toml"
+    config.write_text(toml)
+    write_findings(workspace, GOOD)
+    for args in (["check"], ["lint"], ["show", "vendor/cordis/src/context.ts:14@v1"], ["report", "--format", "json"],
+                 ["rebase", "--to", "v2"], ["facts", "--pin", "v1"], ["anchor", "findings/f.md"],
+                 ["bisect", "findings/f.md:4", "--good", "v1", "--bad", "v2"]):
+        one_line_error(run_cli(*args), 2, f"{config}: {message}")
