@@ -184,15 +184,18 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
     if write:
         # Every new text first (each file checked unchanged since it was read), then the writes.
         texts = []
+        unchanged = {}
         for r in results:
             by_file: dict[str, list] = {}
             for m in r.moves:
                 by_file.setdefault(m.citation.source.file, []).append(m)
             for f in groups[r.old_pin]:
                 new_text = rewrite_findings(f, by_file.get(f.path, []), r.old_pin, new_pin)
-                if new_text is not None:
-                    texts.append((Path(f.path), new_text))
-        write_all_atomically(texts)
+                if new_text is not None and f.read is not None:
+                    # The file itself (a link's target), checked again just before it is replaced.
+                    texts.append((f.read.real, new_text))
+                    unchanged[f.read.real] = (f.read, f.path, "rebase")
+        write_all_atomically(texts, unchanged)
         if outcome.failing:
             ui.note(f"wrote the files; {len(outcome.failing)} citations need a person (ambiguous or lost, left as they were)")
     return outcome
@@ -262,7 +265,7 @@ def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcom
     from .status import Severity
     from .verify import Verifier
     from .verify import check as run_check
-    from .writing import write_all_atomically
+    from .writing import reread, write_all_atomically
 
     (f,) = session.findings((path,))
     result = run_check([f], session.pins, session.repository, pin, claims=False, references=False)
@@ -275,16 +278,10 @@ def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcom
             verdicts[i] = v
             texts[i] = verifier.text(session.repository().snapshot(v.pin.sha, v.pin.name), v.path)
     edits = propose(list(f.citations), verdicts, texts, f.pin or pin, f.text.split("\n"))
-    if write and edits:
-        import hashlib
-
-        try:
-            data = Path(f.path).read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read it again to write it: {exc.strerror or exc}", file=f.path) from None
-        if hashlib.sha256(data).hexdigest() != f.digest:
-            raise InputError("changed on disk while anchor ran; nothing was written to it", file=f.path)
-        write_all_atomically([(Path(f.path), apply(data.decode("utf-8"), edits))])
+    if write and edits and f.read is not None:
+        data = reread(f.read, f.path, "anchor").data
+        write_all_atomically([(f.read.real, apply(data.decode("utf-8"), edits))],
+                             {f.read.real: (f.read, f.path, "anchor")})
     diagnostics = tuple(
         Diagnostic("edit", SourceLocation(f.path, e.line, e.column), Anchored.WRITTEN if write else Anchored.PROPOSED,
                    e.why, f"{e.old} -> {e.new}", identity=("edit", e.old),

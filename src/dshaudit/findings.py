@@ -9,7 +9,6 @@ markdown-it only keeps line maps for blocks.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from bisect import bisect_right
@@ -21,6 +20,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from .errors import InputError
+from .writing import ReadFile, read_regular
 from .claims import CLAIM_SPAN_RE, claims_in_text
 from .grammar import RawCitation, find_citations
 from .inference import Inferred, infer
@@ -49,6 +49,7 @@ class FindingsFile:
     digest: str = ""  # sha256 of the bytes read: a writer checks the file is still what was read
     text: str = field(default="", repr=False)  # the decoded text, for the names and quoted code it holds
     pin_line: int = 0  # the line of `pin: NAME` in the front matter (0: none)
+    read: ReadFile | None = field(default=None, repr=False)  # the file as read: a writer checks it is still that
 
 
 # Limits on what a findings file may make dshaudit do: beyond them a file is
@@ -445,12 +446,10 @@ def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
     try:
         if path.is_symlink() and not path.resolve().is_relative_to(Path.cwd().resolve()):
             raise InputError("is a symbolic link out of the working directory; refusing to read it", file=shown)
-        size = path.stat().st_size
-        if size > MAX_FINDINGS_BYTES:
-            raise InputError(f"{size} bytes is larger than the {MAX_FINDINGS_BYTES} a findings file may be", file=shown)
-        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", file=shown) from None
+    read = read_regular(path, shown, MAX_FINDINGS_BYTES)
+    data = read.data
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -476,9 +475,10 @@ def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
         citations=tuple(citations_in_markdown(text, shown, skip, web_url)),
         pin=pin,
         claims=tuple(claims_in_markdown(text, shown, skip)),
-        digest=hashlib.sha256(data).hexdigest(),
+        digest=read.digest,
         text=text,
         pin_line=pin_line if pin is not None else 0,
+        read=read,
     )
 
 

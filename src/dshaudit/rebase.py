@@ -11,7 +11,6 @@ anchors) passes there, so no citation is ever moved silently onto other code.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +29,7 @@ from .snapshot import Snapshot
 from .status import DiagnosticStatus, Reach, Severity
 from .inference import squash
 from .verify import FileText, Verifier
+from .writing import reread
 
 
 class MoveStatus(DiagnosticStatus):
@@ -412,13 +412,10 @@ def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: 
     name, else the full SHA); every other byte the same (byte order mark and
     line ends included). None when nothing changes. An InputError when the
     file is no longer what was read."""
-    path = Path(f.path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read it again to write it: {exc.strerror or exc}", file=f.path) from None
-    if hashlib.sha256(data).hexdigest() != f.digest:
-        raise InputError("changed on disk while rebase ran; nothing was written to it: run rebase again", file=f.path)
+    if f.read is None:
+        raise InputError("was not read from disk; nothing to write", file=f.path)
+    # The same file (not a link or another file swapped into its place), with the same bytes.
+    data = reread(f.read, f.path, "rebase").data
     bom, lines = raw_lines(data.decode("utf-8"))
     changed = False
     by_line: dict[int, list[Move]] = {}
