@@ -242,13 +242,23 @@ def prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tupl
     from . import cache
 
     key = cache.digest(BLOCKS_VERSION, str(skip), text)
-    shard = cache.current().shard("markdown-blocks", BLOCKS_VERSION)
+    shard = cache.current().shard("markdown-blocks", BLOCKS_VERSION, _BLOCKS_SHAPE)
     hit = shard.get(key)
     if hit is None:
         chunks, fences = _blocks(text, skip)
         hit = {"chunks": chunks, "fences": fences}
         shard.put(key, hit)
     return [tuple(c) for c in hit["chunks"]], [tuple(f) for f in hit["fences"]]
+
+
+def _blocks_shape(value: object) -> bool:
+    from .cache import shaped
+
+    pairs = [[int, int]]
+    return shaped({"chunks": pairs, "fences": pairs})(value)
+
+
+_BLOCKS_SHAPE = _blocks_shape
 
 
 def _blocks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

@@ -75,6 +75,12 @@ class HistoryAnswer:
     reached_root: bool  # the search went back to the first commit
 
 
+# Cached entries as they are written below; another shape is dropped (cache.py) and looked up again.
+_NAMES_SHAPE = cache.shaped(int)
+_ABSENCE_SHAPE = cache.shaped([[str, int]])
+_HISTORY_SHAPE = cache.shaped({"deletion": ([str, str, str], type(None)), "commits": int, "root": bool})
+
+
 def _escape_ere(name: str) -> str:
     return _ERE_SPECIAL_RE.sub(r"\\\1", name)
 
@@ -138,12 +144,12 @@ class NameIndex:
 
     def unknown(self, names: Iterable[str]) -> list[str]:
         """Those of `names` whose presence is neither in memory nor in the cache."""
-        shard = cache.current().shard("reference-names", VERSION)
+        shard = cache.current().shard("reference-names", VERSION, _NAMES_SHAPE)
         return [n for n in dict.fromkeys(names) if n not in self._present and shard.get(f"{self.sha} {n}") is None]
 
     def present(self, names: Iterable[str]) -> dict[str, bool]:
         """Whether each name occurs at this commit (the rule in the module docstring)."""
-        shard = cache.current().shard("reference-names", VERSION)
+        shard = cache.current().shard("reference-names", VERSION, _NAMES_SHAPE)
         out: dict[str, bool] = {}
         missing = []
         for name in dict.fromkeys(names):
@@ -163,7 +169,7 @@ class NameIndex:
 
     def paths(self, names: Iterable[str]) -> dict[str, frozenset[str]]:
         """The files each name occurs in as a whole word (kept in memory only)."""
-        shard = cache.current().shard("reference-names", VERSION)
+        shard = cache.current().shard("reference-names", VERSION, _NAMES_SHAPE)
         wanted = list(dict.fromkeys(names))
         todo = [n for n in wanted if n not in self._paths]
         if todo:
@@ -177,7 +183,7 @@ class NameIndex:
         """The first places `text` occurs as a whole word: (path, line) in file
         contents, (path, 0) for a path that holds it. Smart case: a text with
         no capital letter is looked up in any case, one with a capital exactly."""
-        shard = cache.current().shard("reference-absence", VERSION)
+        shard = cache.current().shard("reference-absence", VERSION, _ABSENCE_SHAPE)
         key = f"{self.sha} {limit} {text}"
         hit = shard.get(key)
         if hit is not None:
@@ -227,7 +233,7 @@ class NameIndex:
         occurs; the newest one whose first parent held the name as a whole
         word is where it was deleted (a change to a longer name that contains
         it is passed over)."""
-        shard = cache.current().shard("reference-history", VERSION)
+        shard = cache.current().shard("reference-history", VERSION, _HISTORY_SHAPE)
         key = f"{self.sha} {commits} {name}"
         hit = shard.get(key)
         if hit is not None:
