@@ -586,3 +586,87 @@ def test_1000_missing_paths_checked_in_bounded_time(big_tree, tmp_path, monkeypa
     statuses = {c["status"] for c in run.json["citations"]}
     assert statuses <= {"missing_path", "ambiguous_path", "content_mismatch", "ok"}
     assert sum("closest existing path" in c["message"] for c in run.json["citations"]) >= 700
+
+
+# -- 8. pins that are not commits; annotated tags peeled -------------------------------------------
+
+
+@pytest.fixture
+def tagged_repo(tmp_path, monkeypatch):
+    """Two commits; `rel` an annotated tag of the second, `treetag` an annotated tag of a tree."""
+    from fixture_repo import _commit, _write, git
+
+    root = tmp_path / "tagged"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "src/a.ts", "export const one = 1\n")
+    first = _commit(root, "one", "2026-08-01T10:00:00Z", "t1")
+    _write(root, "src/a.ts", "// moved down\nexport const one = 1\n")
+    second = _commit(root, "two", "2026-08-02T10:00:00Z", "t2")
+    git(root, "tag", "-a", "rel", "-m", "release", second)
+    tree = git(root, "rev-parse", f"{first}^{{tree}}")
+    git(root, "tag", "-a", "treetag", "-m", "a tree", tree)
+    objects = {"first": first, "second": second, "tree": tree, "blob": git(root, "rev-parse", f"{first}:src/a.ts"),
+               "tag": git(root, "rev-parse", "rel"), "treetag": git(root, "rev-parse", "treetag")}
+    work = tmp_path / "w"
+    (work / "findings").mkdir(parents=True)
+    (work / "dshaudit.toml").write_text(f'[pins]\nfirst = "{first}"\n')
+    (work / "findings" / "f.md").write_text("---\npin: first\n---\n`src/a.ts:1` → `export const one`\n")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("DSH_REPO", str(root))
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    return work, objects
+
+
+@pytest.mark.parametrize("kind", ["tree", "blob", "treetag"])
+def test_a_tree_or_blob_given_as_a_pin_is_named_as_such(tagged_repo, kind):
+    work, objects = tagged_repo
+    sha = objects[kind]
+    what = {"tree": "a tree", "blob": "a blob", "treetag": "an annotated tag of a tree"}[kind]
+    one_line_error(run_cli("check", "--pin", sha), 2, f"--pin: {sha} is {what} of the DSH clone, not a commit")
+    one_line_error(run_cli("show", f"src/a.ts:1@{sha}"), 2, "@PIN or --pin: " + sha)
+    (work / "findings" / "g.md").write_text(f"---\npin: {sha}\n---\n`src/a.ts:1` → `export`\n")
+    one_line_error(run_cli("check", "findings/g.md"), 2, f"findings/g.md:2: front matter: {sha} is {what}")
+    (work / "findings" / "g.md").write_text(f"---\npin: first\n---\n`src/a.ts:1@{sha}` → `export`\n")
+    run = run_cli("check", "findings/g.md", "--format", "json")
+    (v,) = run.json["citations"]
+    assert run.exit_code == 1 and v["status"] == "unknown_pin" and f"is {what}" in v["message"]
+    (work / "dshaudit.toml").write_text(f'[pins]\nfirst = "{objects["first"]}"\nbad = "{sha}"\n')
+    run = run_cli("check", "--pin", "bad")
+    assert run.exit_code == 2 and "not a commit" in run.stderr and "missing" not in run.stderr, run.stderr
+
+
+def test_a_tag_naming_a_tree_is_named_as_such(tagged_repo):
+    one_line_error(run_cli("check", "--pin", "treetag"), 2, "--pin: tag 'treetag' names a tree, not a commit")
+
+
+def test_annotated_tags_are_peeled_to_their_commit_in_every_output(tagged_repo):
+    import json
+
+    work, objects = tagged_repo
+    tag, commit = objects["tag"], objects["second"]
+    outputs = []
+    for ref in ("rel", tag):
+        outputs += [
+            run_cli("check", "--pin", ref, "--format", "json").stdout,
+            run_cli("check", "--pin", ref, "--format", "sarif").stdout,
+            run_cli("report", "--pin", "first", "--pin", ref, "--format", "json").stdout,
+            run_cli("report", "--pin", ref, "--format", "html").stdout,
+            run_cli("rebase", "--to", ref, "--format", "json").stdout,
+            run_cli("facts", "--pin", ref, "--format", "json").stdout,
+            run_cli("bisect", "findings/f.md:4", "--good", "first", "--bad", ref, "--format", "json").stdout,
+            run_cli("show", f"src/a.ts:2@{ref}").stdout,
+        ]
+    assert all(outputs) and commit[:12] in "".join(outputs)
+    assert tag[:12] not in "".join(outputs)
+    (work / "findings" / "f.md").write_text(f"---\npin: {tag}\n---\n`src/a.ts:2` → `export const one`\n"
+                                            f"`src/a.ts:2@{tag}` → `export const one`\n")
+    run = run_cli("check", "--format", "json")
+    assert run.exit_code == 0 and {c["target"]["sha"] for c in run.json["citations"]} == {commit}
+    assert run_cli("rebase", "--to", "first", "--write").exit_code == 0
+    assert (work / "findings" / "f.md").read_text().startswith("---\npin: first\n---\n`src/a.ts:1` → ")
+    (work / "dshaudit.toml").write_text(f'[pins]\nfirst = "{objects["first"]}"\nbytag = "{tag}"\n')
+    run = run_cli("check", "--pin", "bytag")
+    assert run.exit_code == 2 and f"write its commit {commit} instead" in run.stderr
+    (work / "findings" / "f.md").write_text(f"---\npin: {commit}\n---\n`src/a.ts:2` → `export const one`\n")
+    assert json.loads(run_cli("check", "--format", "json").stdout)["citations"][0]["status"] == "ok"

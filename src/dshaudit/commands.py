@@ -190,7 +190,8 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
             for m in r.moves:
                 by_file.setdefault(m.citation.source.file, []).append(m)
             for f in groups[r.old_pin]:
-                new_text = rewrite_findings(f, by_file.get(f.path, []), r.old_pin, new_pin)
+                own = session.pins.resolve(f.pin) if f.pin else None
+                new_text = rewrite_findings(f, by_file.get(f.path, []), r.old_pin, new_pin, own)
                 if new_text is not None and f.read is not None:
                     # The file itself (a link's target), checked again just before it is replaced.
                     texts.append((f.read.real, new_text))

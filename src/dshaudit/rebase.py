@@ -406,7 +406,8 @@ def rebase_outcome(results: list[RebaseResult], new_pin: Pin, changes: list[Diag
 
 # -- writing -------------------------------------------------------------------
 
-def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: Pin) -> str | None:
+def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: Pin,
+                     own_pin: Pin | None = None) -> str | None:
     """The file's new text: writable citations rewritten in place, the front
     matter's pin moved to `new_pin.ref` (a name `check` reads: the configured
     name, else the full SHA); every other byte the same (byte order mark and
@@ -442,7 +443,9 @@ def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: 
         if written is None or written.value != f.pin:
             raise InputError("the pin is not where it was read; nothing was written to the file",
                              file=f.path, line=f.pin_line)
-        if written.value in (old_pin.name, old_pin.sha) and written.value != new_pin.ref:
+        # The pin the citations were carried from, however it is written (a name, a SHA, a tag's SHA).
+        carried = written.value in (old_pin.name, old_pin.sha) or (own_pin is not None and own_pin.sha == old_pin.sha)
+        if carried and written.value != new_pin.ref:
             lines[f.pin_line - 1] = (written.with_value(new_pin.ref), end)
             changed = True
     return join_raw_lines(bom, lines) if changed else None
