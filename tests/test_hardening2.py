@@ -126,6 +126,11 @@ def test_bisect_with_an_absurd_line_number_is_an_input_error(workspace):
         assert run.exit_code == 2 and message in run.stderr and len(run.stderr.splitlines()) == 1, run.stderr
 
 
+def test_an_absence_claim_of_a_huge_name_is_refused_with_its_line(workspace):
+    write_findings(workspace, "`absent: " + "a" * 300_000 + "`\n\n" + GOOD)
+    one_line_error(run_cli("check"), 2, "findings/f.md:4: `absent:` names 300000 characters")
+
+
 def test_too_many_line_ranges_in_one_citation_are_malformed(workspace):
     write_findings(workspace, "`vendor/cordis/src/context.ts:" + ",".join(["14"] * 5000) + "` → `this.fiber`\n")
     run, elapsed = timed("check", "--format", "json")
@@ -257,6 +262,18 @@ def test_no_citation_at_all_in_the_paths_given_is_said_and_fails_under_strict(wo
 
 
 # -- 4. configuration type confusion -----------------------------------------------------------
+
+
+def test_a_configuration_that_is_not_a_file_or_too_deep_is_an_input_error(workspace, tmp_path):
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    write_findings(workspace, GOOD)
+    run, elapsed = timed("check", "--config", str(fifo))
+    one_line_error(run, 2, f"{fifo}: is a FIFO, not a regular file")
+    (workspace / "dshaudit.toml").write_text("a = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    one_line_error(run_cli("check"), 2, f"{workspace / 'dshaudit.toml'}: malformed configuration")
+    (workspace / "dshaudit.toml").write_text("# " + "x" * 2_000_000 + "\n")
+    one_line_error(run_cli("lint"), 2, f"{workspace / 'dshaudit.toml'}: 2000003 bytes is larger than")
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from .repository import SHA_RE
 
 CONFIG_NAME = "dshaudit.toml"
 DEFAULT_UPSTREAM = "https://github.com/deepseek-ai/deepseek-harness"
+MAX_CONFIG_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,13 @@ def load_config(path: Path | None = None, documents: list[Path] | None = None) -
 
             text = resources.files(__package__).joinpath("default.toml").read_text(encoding="utf-8")
             return _parse(tomllib.loads(text), None, "the packaged default configuration")
+    from .writing import read_regular
+
+    # A regular file of sane size, opened without blocking (a FIFO given as --config is refused, not waited on).
+    raw = read_regular(path, str(path), MAX_CONFIG_BYTES).data
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read configuration: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise InputError(f"{path}: malformed configuration: {exc}") from None
     return _parse(data, path, str(path))
 

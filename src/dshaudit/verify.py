@@ -323,6 +323,7 @@ def check(
 def _check_references(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
                       pin_override: str | None) -> list[tuple[Pin, "Reference"]]:
     """The names and quoted code of each document, looked up at its pin."""
+    from .names import MAX_NAME_CHARS
     from .references import absent_claims, check_references, document_exemptions, document_names, prefetch_references
 
     work = []
@@ -333,6 +334,10 @@ def _check_references(files: list[FindingsFile], resolver: PinResolver, reposito
             continue
         items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
         absent = [(t, SourceLocation(f.path, line, col)) for t, line, col in absent_claims(f.text)]
+        for text, where in absent:
+            if len(text) > MAX_NAME_CHARS:  # a name, not a page: and it is looked up through git's command line
+                raise InputError(f"`absent:` names {len(text)} characters; a name is at most {MAX_NAME_CHARS}",
+                                 file=f.path, line=where.line)
         if items or absent:
             work.append((f, pin, items, absent))
     # Every document's names at a pin in one pass over the tree, before each document is judged.

@@ -58,11 +58,11 @@ def read_regular(path: Path, shown: str, limit: int | None = None, follow: bool 
         if not stat.S_ISREG(st.st_mode):
             raise InputError(f"is {_kind(st.st_mode)}, not a regular file", file=shown)
         if limit is not None and st.st_size > limit:
-            raise InputError(f"{st.st_size} bytes is larger than the {limit} a findings file may be", file=shown)
+            raise InputError(f"{st.st_size} bytes is larger than the {limit} dshaudit reads", file=shown)
         with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read() if limit is None else handle.read(limit + 1)
         if limit is not None and len(data) > limit:
-            raise InputError(f"grew past the {limit} bytes a findings file may be while it was read", file=shown)
+            raise InputError(f"grew past the {limit} bytes dshaudit reads while it was read", file=shown)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", file=shown) from None
     finally:
