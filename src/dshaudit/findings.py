@@ -441,6 +441,12 @@ def citation_shaped(text: str, skip_lines: int = 0) -> tuple[int, str] | None:
     return text.count("\n", 0, m.start()) + 1, word.strip("`")
 
 
+def no_citations_message(line: int, word: str) -> str:
+    """What `check` and `lint` say of a file with citation-shaped text and no citation."""
+    return (f"no citation found in the file, though line {line} holds citation-shaped text `{word}` "
+            "(in a code block or comment, or in a form dshaudit does not read)")
+
+
 def display_path(path: Path) -> str:
     """The path as the user sees it: relative to the working directory when
     inside it (without following a symbolic link's target)."""

@@ -23,8 +23,8 @@ from .claims import split_ref
 from .config import Config
 from .diagnostics import Diagnostic, Outcome, Summary, rules_of
 from .errors import InputError
-from .findings import (FindingsFile, FrontMatterError, citation_shaped, display_path, load_findings_file, parse_pin_line,
-                       prose_chunks, split_front_matter)
+from .findings import (FindingsFile, FrontMatterError, citation_shaped, display_path, load_findings_file,
+                       no_citations_message, parse_pin_line, prose_chunks, split_front_matter)
 from .grammar import SEGMENT, code_spans, looks_like_path
 from .model import SourceLocation
 from .pins import PinResolver
@@ -262,9 +262,7 @@ def _lint_one(path: Path, resolver: PinResolver, known: set[str],
     problems += _code_span_problems(f.path, text, skip)
     shaped = None if f.citations else citation_shaped(text, skip)
     if shaped is not None and not any(p.source.line == shaped[0] for p in problems):  # not said twice
-        problems.append(problem(f.path, shaped[0], 1, LintCode.NO_CITATIONS,
-                                f"no citation found in the file, though line {shaped[0]} holds citation-shaped text "
-                                f"`{shaped[1]}` (in a code block or comment, or in a form dshaudit does not read)"))
+        problems.append(problem(f.path, shaped[0], 1, LintCode.NO_CITATIONS, no_citations_message(*shaped)))
     return f.path, problems
 
 

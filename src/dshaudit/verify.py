@@ -455,7 +455,7 @@ class Coverage(DiagnosticStatus):
 def coverage(files: list[FindingsFile], result: CheckResult, paths: tuple[str, ...]) -> tuple[Diagnostic, ...]:
     """Warnings for what was not checked: a file with citation-shaped text and
     no citation; no citation at all in PATHS the user named."""
-    from .findings import citation_shaped, split_front_matter
+    from .findings import citation_shaped, no_citations_message, split_front_matter
 
     def warning(status: Coverage, where: SourceLocation, message: str) -> Diagnostic:
         return Diagnostic("coverage", where, status, message, identity=("coverage", str(status)),
@@ -467,10 +467,7 @@ def coverage(files: list[FindingsFile], result: CheckResult, paths: tuple[str, .
             continue
         shaped = citation_shaped(f.text, split_front_matter(f.text, f.path)[1])
         if shaped is not None:
-            line, word = shaped
-            out.append(warning(Coverage.NO_CITATIONS, SourceLocation(f.path, line, 1),
-                               f"no citation found in the file, though line {line} holds citation-shaped text "
-                               f"`{word}` (in a code block or comment, or in a form dshaudit does not read)"))
+            out.append(warning(Coverage.NO_CITATIONS, SourceLocation(f.path, shaped[0], 1), no_citations_message(*shaped)))
     if paths and not result.verdicts:
         where = SourceLocation(files[0].path if files else paths[0], 1, 1)
         named = ", ".join(paths)
