@@ -131,6 +131,19 @@ def test_an_absence_claim_of_a_huge_name_is_refused_with_its_line(workspace):
     one_line_error(run_cli("check"), 2, "findings/f.md:4: `absent:` names 300000 characters")
 
 
+def test_pins_of_absurd_length_never_reach_git(workspace):
+    long = "a" * 200_000
+    write_findings(workspace, f"`vendor/cordis/src/context.ts:14@{long}` → `this.fiber`\n"
+                              f"https://example.invalid/dsh/blob/{long}/vendor/cordis/src/context.ts#L14\n")
+    run = run_cli("check", "--format", "json")
+    assert run.exit_code == 1 and [c["status"] for c in run.json["citations"]] == ["unknown_pin", "unknown_pin"]
+    assert "200000 characters long" in run.json["citations"][0]["message"]
+    write_findings(workspace, GOOD, pin=long[:60_000])
+    run = run_cli("check")
+    one_line_error(run, 2, "findings/f.md:2: front matter: pin 'aaaa")
+    assert len(run.stderr) < 300
+
+
 def test_too_many_line_ranges_in_one_citation_are_malformed(workspace):
     write_findings(workspace, "`vendor/cordis/src/context.ts:" + ",".join(["14"] * 5000) + "` → `this.fiber`\n")
     run, elapsed = timed("check", "--format", "json")
@@ -193,7 +206,7 @@ def test_rebase_write_moves_the_pin_with_the_lines_in_every_accepted_form(worksp
 # -- 3. nothing passes unchecked ------------------------------------------------------------
 
 HIDDEN = ["\u200b", "\u200c", "\u200d", "\u00ad", "\u2060", "\ufeff", "\u0301", "\u034f", "\u180e", "\u2062",
-          "\ue000", "\u3164", "\x07"]
+          "\ue000", "\u3164", "\x07", "\u2028"]
 
 
 @pytest.mark.parametrize("ch", HIDDEN)

@@ -231,10 +231,10 @@ def _normalise_parts(spec: str) -> str:
 
 # Characters that do not show, or show as nothing: format characters (zero-width
 # space and joiners, soft hyphen, word joiner, byte order mark, bidi marks),
-# combining marks, controls, private-use and unassigned code points, and the
-# blank "letters" of some scripts. Inside a citation they make it name another
+# line and paragraph separators, combining marks, controls, private-use and
+# unassigned code points, and the blank "letters" of some scripts. Inside a citation they make it name another
 # path, or split it so that no citation is found at all: it is reported instead.
-_HIDDEN_CATEGORIES = frozenset("Cf Mn Me Cc Co Cs Cn".split())
+_HIDDEN_CATEGORIES = frozenset("Cf Mn Me Cc Co Cs Cn Zl Zp".split())
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 

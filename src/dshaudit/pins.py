@@ -20,6 +20,7 @@ from .repository import SHA_RE, DshRepository
 
 # What a tag name may look like before it is given to git at all.
 _TAG_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
+MAX_REF_CHARS = 255  # longer is no pin, tag or branch (and would be passed to git on a command line)
 
 
 class PinResolver:
@@ -43,7 +44,7 @@ class PinResolver:
                 if pin.sha == ref:
                     return pin
             return self._commit(Pin(ref[:12], ref, named=False))
-        if self._repository is None or not _TAG_RE.fullmatch(ref) or ".." in ref:
+        if self._repository is None or len(ref) > MAX_REF_CHARS or not _TAG_RE.fullmatch(ref) or ".." in ref:
             return None
         if ref not in self._tags:
             repository = self._repository()
@@ -83,7 +84,7 @@ class PinResolver:
         """The commit a permalink's ref names: a pin, a tag, a full or abbreviated
         SHA, or a branch (flagged as one: it holds today, it moves tomorrow)."""
         pin = self.resolve(ref)
-        if pin is not None or self._repository is None:
+        if pin is not None or self._repository is None or len(ref) > MAX_REF_CHARS:
             return pin
         key = "link:" + ref
         if key not in self._tags:
@@ -112,6 +113,8 @@ class PinResolver:
         """Why `ref` names no pin, in words."""
         if ref in self._why:
             return self._why[ref]
+        if len(ref) > MAX_REF_CHARS:
+            return f"pin {ref[:40]!r}… is {len(ref)} characters long; no pin, tag or SHA is longer than {MAX_REF_CHARS}"
         tags = ", nor a tag of the DSH clone" if self.knows_tags else ""
         why = "a short SHA is not a pin" if re.fullmatch(r"[0-9a-f]{7,39}", ref) else "nor a full 40-hex SHA"
         return f"pin {ref!r} is not in dshaudit.toml ({self.config.describe_pins()}){tags}, {why}"

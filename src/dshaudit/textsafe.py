@@ -8,7 +8,7 @@ import re
 # characters that show as nothing (soft hyphen, zero-width space and joiners,
 # word joiner, byte order mark), except tab: a message naming a path that holds
 # one shows it.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\xad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\xad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 
 
 def terminal_safe(text: str) -> str:
