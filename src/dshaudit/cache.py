@@ -124,14 +124,18 @@ class Cache:
         self.root = root
         self._shards: dict[str, Shard] = {}
         self._key = b""
-        if root is not None:
-            try:
-                self._key = _user_key(root)
-            except (OSError, UnsafeCache) as exc:
-                from . import ui
 
-                ui.note(f"not using the cache at {root}: {exc.strerror if isinstance(exc, OSError) else exc}")
-                self.root = None
+    def _open(self) -> None:
+        """The user's key, on the first shard asked for (a command that caches nothing makes no folder)."""
+        if self.root is None or self._key:
+            return
+        try:
+            self._key = _user_key(self.root)
+        except (OSError, UnsafeCache) as exc:
+            from . import ui
+
+            ui.note(f"not using the cache at {self.root}: {exc.strerror if isinstance(exc, OSError) else exc}")
+            self.root = None
 
     @classmethod
     def default(cls) -> "Cache":
@@ -144,6 +148,7 @@ class Cache:
     def shard(self, kind: str, version: str, shape: Callable[[Any], bool] | None = None) -> Shard:
         name = f"{kind}/{version}"
         if name not in self._shards:
+            self._open()
             self._shards[name] = Shard(self.root / kind / f"{version}.json" if self.root else None, self._key, shape)
         return self._shards[name]
 
