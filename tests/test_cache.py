@@ -8,7 +8,7 @@ import pytest
 from conftest import run_cli, write_findings
 from fixture_repo import write_config
 
-from dshaudit.cache import Cache
+from dshaudit.cache import FORMAT, Cache
 from dshaudit.facts import measure
 
 from dshaudit.model import Pin
@@ -88,10 +88,10 @@ def test_corrupt_or_truncated_entries_are_rebuilt_not_trusted(facts_workspace, d
         shard.write_bytes(damage)
     again = run_cli("facts", "--format", "json", "--pin", "v1")
     assert again.exit_code == 0 and again.stdout == first
-    # Rebuilt: each shard is valid JSON with a checksum again.
+    # Rebuilt: each shard is valid JSON with a MAC again.
     for shard in sorted((facts_workspace / "cache").rglob("*.json")):
         doc = json.loads(shard.read_text())
-        assert doc["format"] == 1 and doc["payload"]
+        assert doc["format"] == FORMAT and doc["mac"] and doc["payload"]
 
 
 def test_poisoned_entry_with_a_wrong_checksum_is_ignored(facts_workspace):

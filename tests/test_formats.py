@@ -120,11 +120,14 @@ def test_sarif_validates_against_the_shipped_schema(audit):
     for r in rules:
         assert r["id"].startswith("dshaudit/")
         assert r["shortDescription"]["text"] and r["help"]["text"]
-    # One rule per status that says something is wrong: of citations, claims and names; no name shared.
+    # One rule per status that says something is wrong: of citations, claims, names and what was
+    # not checked; no name shared.
     from dshaudit.references import ReferenceStatus
+    from dshaudit.verify import Coverage
 
     assert not {s.value for s in Status} & {s.value for s in ClaimStatus} & {s.value for s in ReferenceStatus}
-    statuses = {s.value for enum in (Status, ClaimStatus, ReferenceStatus) for s in enum if s.is_rule}
+    assert not {s.value for s in Coverage} & {s.value for e in (Status, ClaimStatus, ReferenceStatus) for s in e}
+    statuses = {s.value for enum in (Status, ClaimStatus, ReferenceStatus, Coverage) for s in enum if s.is_rule}
     assert {r["id"] for r in rules} == {f"dshaudit/{s}" for s in statuses}
     for result in run["results"]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"] == f"dshaudit/{result['properties']['status']}"

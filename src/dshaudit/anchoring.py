@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .findings import join_raw_lines, raw_lines
 from .model import Citation, Pin, Status, Verdict, format_lines
 from .status import DiagnosticStatus, Severity
 from .inference import squash
@@ -136,13 +137,14 @@ def _canonical(c: Citation, v: Verdict, pin: Pin | None, file_pin: str | None) -
 
 
 def apply(text: str, edits: list[Edit]) -> str:
-    """The document with the edits made, right to left on each line; nothing else changes."""
-    lines = text.split("\n")
+    """The document with the edits made, right to left on each line; nothing
+    else changes (its byte order mark and line ends included)."""
+    bom, lines = raw_lines(text)
     for e in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
-        line = lines[e.line - 1]
+        line, end = lines[e.line - 1]
         col = e.column - 1
         if line[col:col + len(e.old)] != e.old:
             raise ValueError(f"line {e.line}: {e.old!r} is not at column {e.column}")
-        lines[e.line - 1] = line[:col] + e.new + line[col + len(e.old):]
-    return "\n".join(lines)
+        lines[e.line - 1] = (line[:col] + e.new + line[col + len(e.old):], end)
+    return join_raw_lines(bom, lines)
 

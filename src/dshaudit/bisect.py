@@ -38,7 +38,15 @@ def parse_target(target: str, anchors: tuple[str, ...], known_facts: set[str]) -
     m = _FINDINGS_LOCATION_RE.match(target)
     if m and Path(m.group(1)).is_file():
         f = load_findings_file(Path(m.group(1)))
+        lines = f.text.count("\n") + (0 if f.text.endswith("\n") else 1)
+        # Checked as text before any int(): thousands of digits are refused, not converted.
+        for what, digits in (("line", m.group(2)), ("column", m.group(3))):
+            if digits is not None and (len(digits.lstrip("0")) > 9 or int(digits) == 0):
+                shown = digits[:20] + ("…" if len(digits) > 20 else "")
+                raise InputError(f"{target[:80]}: {what} {shown} is not a {what} of {f.path} ({lines} lines)")
         line, col = int(m.group(2)), int(m.group(3)) if m.group(3) else None
+        if line > lines:
+            raise InputError(f"{target}: line {line} is past the end of {f.path} ({lines} lines)")
         here = [c for c in f.citations if c.source.line == line and (col is None or c.source.column == col)]
         if len(here) != 1:
             what = "no citation" if not here else f"{len(here)} citations (add :COLUMN: {', '.join(str(c.source.column) for c in here)})"

@@ -2,9 +2,13 @@
 
 Everything cached is keyed by what it was computed from: git blob ids (which
 name content), the text of a findings file, and the version of the code that
-computed it. An entry is never trusted blindly: each shard carries a checksum
-of its payload, and one that does not match (a torn write, a disk error, a
-hand edit) is thrown away and rebuilt.
+computed it. An entry is never trusted blindly: each shard carries an HMAC of
+its payload under a key private to the user (`key`, 0600, in a cache folder
+no one else may write), and one that does not match (a torn write, a disk
+error, a hand edit, a forgery) is thrown away and rebuilt; so is an entry whose
+shape is not what its reader expects. A cache folder or key that another user
+could write is not used at all. Nothing in it is opened through a symbolic
+link.
 
 Entries live in shards (one JSON file per kind and version) so a warm run
 opens a few dozen files, not thousands. Shards are replaced atomically; two
@@ -14,17 +18,22 @@ never half-written. A lock file serialises the read-merge-write of a shard.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
+import hmac
 import json
 import os
+import secrets
+import stat
 import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-FORMAT = 1
+FORMAT = 2  # 2: shards authenticated with the user's key (1 had a plain checksum)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def digest(*parts: str | bytes) -> str:
@@ -35,18 +44,64 @@ def digest(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
-class Shard:
-    """One cache file: a dict from key to JSON-able payload."""
+def shaped(template: Any) -> Callable[[Any], bool]:
+    """A check that a cache entry has the shape of `template`, for `Cache.shard(shape=...)`:
+    a type (`int` is not `bool`; `object` is anything); a tuple of alternatives;
+    `[T]` a list of T; `[A, B, C]` a list of exactly those; `{str: T}` a mapping
+    of strings to T; any other dict, exactly its keys (a key ending in `?` may be
+    missing), each of its shape."""
 
-    def __init__(self, path: Path | None):
+    def ok(value: Any, t: Any) -> bool:
+        if t is object:
+            return True
+        if isinstance(t, tuple):
+            return any(ok(value, a) for a in t)
+        if isinstance(t, type):
+            return isinstance(value, t) and not (t in (int, float) and isinstance(value, bool))
+        if isinstance(t, list):
+            if not isinstance(value, list):
+                return False
+            if len(t) == 1:
+                return all(ok(v, t[0]) for v in value)
+            return len(value) == len(t) and all(ok(v, u) for v, u in zip(value, t))
+        if isinstance(t, dict):
+            if not isinstance(value, dict):
+                return False
+            if list(t) == [str]:
+                return all(isinstance(k, str) and ok(v, t[str]) for k, v in value.items())
+            wanted = {k.rstrip("?"): (k.endswith("?"), u) for k, u in t.items()}
+            return set(value) <= set(wanted) and all(
+                (k in value and ok(value[k], u)) or (optional and k not in value) for k, (optional, u) in wanted.items())
+        raise TypeError(f"not a shape: {t!r}")
+
+    return lambda value: ok(value, template)
+
+
+class Shard:
+    """One cache file: a dict from key to JSON-able payload. `shape`, when
+    given, says whether an entry is one its reader can use: one that is not
+    is dropped (and so computed again and rewritten), never handed out."""
+
+    def __init__(self, path: Path | None, key: bytes = b"", shape: Callable[[Any], bool] | None = None):
         self.path = path
+        self.key = key
+        self.shape = shape
         self.entries: dict[str, object] = {}
         self.added: dict[str, object] = {}
         if path is not None:
-            self.entries = _load(path)
+            self.entries = _load(path, key)
 
     def get(self, key: str) -> Any:
-        return self.entries.get(key)
+        value = self.entries.get(key)
+        if value is not None and self.shape is not None and key not in self.added:
+            try:
+                usable = self.shape(value)
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+                usable = False
+            if not usable:
+                del self.entries[key]
+                return None
+        return value
 
     def keys(self) -> list[str]:
         return list(self.entries)
@@ -60,9 +115,9 @@ class Shard:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with _locked(self.path.with_suffix(".lock")):
-            merged = _load(self.path)  # another run may have added entries meanwhile
+            merged = _load(self.path, self.key)  # another run may have added entries meanwhile
             merged.update(self.added)
-            _store(self.path, merged)
+            _store(self.path, merged, self.key)
         self.added = {}
 
 
@@ -75,6 +130,19 @@ class Cache:
         # Threads (the history search runs two) may ask for a shard at once:
         # each must get the same one, or what one of them puts is lost.
         self._lock = threading.Lock()
+        self._key = b""
+
+    def _open(self) -> None:
+        """The user's key, on the first shard asked for (a command that caches nothing makes no folder)."""
+        if self.root is None or self._key:
+            return
+        try:
+            self._key = _user_key(self.root)
+        except (OSError, UnsafeCache) as exc:
+            from . import ui
+
+            ui.note(f"not using the cache at {self.root}: {exc.strerror if isinstance(exc, OSError) else exc}")
+            self.root = None
 
     @classmethod
     def default(cls) -> "Cache":
@@ -84,11 +152,12 @@ class Cache:
 
         return cls(user_cache_dir() / f"cache-v{FORMAT}")
 
-    def shard(self, kind: str, version: str) -> Shard:
+    def shard(self, kind: str, version: str, shape: Callable[[Any], bool] | None = None) -> Shard:
         name = f"{kind}/{version}"
         with self._lock:
             if name not in self._shards:
-                self._shards[name] = Shard(self.root / kind / f"{version}.json" if self.root else None)
+                self._open()
+                self._shards[name] = Shard(self.root / kind / f"{version}.json" if self.root else None, self._key, shape)
             return self._shards[name]
 
     def flush(self) -> None:
@@ -130,25 +199,72 @@ def end() -> None:
     _current = None
 
 
-def _load(path: Path) -> dict:
+class UnsafeCache(Exception):
+    """The cache folder or its key could be written by someone else."""
+
+
+def _user_key(root: Path) -> bytes:
+    """The key shards are authenticated with: made once, 0600, in a cache
+    folder that is ours and that no one else may write."""
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = os.lstat(root)
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafeCache("it is not a folder (a symbolic link?)")
+    if st.st_uid != os.geteuid():
+        raise UnsafeCache("it belongs to another user")
+    if st.st_mode & 0o022:
+        raise UnsafeCache("others may write to it (chmod go-w it)")
+    path = root / "key"
+    if not os.path.lexists(path):
+        # Written whole beside it, then linked into place: a second run at once sees no key or the whole one.
+        fd, tmp = tempfile.mkstemp(prefix=".key.", dir=root)
+        try:
+            with os.fdopen(fd, "w") as out:
+                out.write(secrets.token_hex(32))
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+        finally:
+            os.unlink(tmp)
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    with os.fdopen(fd) as handle:
+        kst = os.fstat(handle.fileno())
+        if not stat.S_ISREG(kst.st_mode) or kst.st_uid != os.geteuid() or kst.st_mode & 0o077:
+            raise UnsafeCache("its key is not a file private to you")
+        key = handle.read().strip()
+    if len(key) < 32:
+        raise UnsafeCache("its key is damaged (delete it: a new one is made)")
+    return key.encode()
+
+
+def _mac(key: bytes, body: str) -> str:
+    return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _load(path: Path, key: bytes) -> dict:
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            raw = handle.read()
     except OSError:
         return {}
     try:
         doc = json.loads(raw)
         payload = doc["payload"]
-        if doc.get("format") != FORMAT or doc.get("sha256") != digest(json.dumps(payload)):
+        mac = doc.get("mac")
+        if doc.get("format") != FORMAT or not isinstance(mac, str) or not hmac.compare_digest(
+                mac, _mac(key, json.dumps(payload))):
             return {}
         return payload if isinstance(payload, dict) else {}
-    except (ValueError, KeyError, TypeError):
-        return {}  # corrupt or truncated: rebuilt by this run
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return {}  # corrupt, truncated or not ours: rebuilt by this run
 
 
-def _store(path: Path, payload: dict) -> None:
+def _store(path: Path, payload: dict, key: bytes) -> None:
     # Key order is kept as it was (values are read back exactly as computed);
-    # the checksum is over that same serialisation.
-    body = json.dumps({"format": FORMAT, "sha256": digest(json.dumps(payload)), "payload": payload})
+    # the MAC is over that same serialisation.
+    body = json.dumps({"format": FORMAT, "mac": _mac(key, json.dumps(payload)), "payload": payload})
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
@@ -161,7 +277,14 @@ def _store(path: Path, payload: dict) -> None:
 
 @contextmanager
 def _locked(lock_path: Path) -> Iterator[None]:
-    with open(lock_path, "a") as handle:
+    # Not through a symbolic link: one planted here must not make us create or lock a file elsewhere.
+    try:
+        fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, f"{lock_path} is a symbolic link") from None
+        raise
+    with os.fdopen(fd, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

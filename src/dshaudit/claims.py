@@ -25,28 +25,58 @@ from .diagnostics import MAX_PLACES, Diagnostic, Place, permalink
 from .model import Claim, ClaimStatus, ClaimVerdict, Fact, FactStatus, Pin, SourceLocation, merge_evidence
 from .status import Severity
 
-CLAIM_SPAN_RE = re.compile(r"(?<!`)`(claim|prior):[ \t]*([^`]+)`(?!`)")
+# Possessive quantifiers: a span or expression that does not match fails at
+# once, never by trying every way to split a run of spaces (quadratic time).
+CLAIM_SPAN_RE = re.compile(r"(?<!`)`(claim|prior):([^`]++)`(?!`)")
 # The left side: a fact id with an optional field, or a search (search.py): `search(...)`/`files(...)`,
 # whose quoted arguments may hold any character but their own quote.
-_LEFT = r"""(?:search|files|tree-docs)\((?:[^()'"]|'[^']*'|"[^"]*")*\)(?:\.[A-Za-z_]\w*)?|[A-Za-z][\w.\-/]*"""
-_EXPR_RE = re.compile(rf"^\s*({_LEFT})\s*(==|!=|<=|>=|<|>|\bcontains\b|\bexcludes\b)\s*(.+?)\s*$")
+_LEFT = r"""(?:search|files|tree-docs)\((?:[^()'"]|'[^']*+'|"[^"]*+")*+\)(?:\.[A-Za-z_]\w*)?|[A-Za-z][\w.\-/]*"""
+_EXPR_RE = re.compile(rf"^\s*+({_LEFT})\s*+(==|!=|<=|>=|<|>|\bcontains\b|\bexcludes\b)\s*+(.*\S)\s*$")
 _NUMBER_RE = re.compile(r"^-?(\d{1,3}(,\d{3})+|\d[\d_]*)(\.\d+)?$")
+
+# Limits on a claim (SECURITY.md): beyond them a findings file is refused, with its line.
+MAX_CLAIM_CHARS = 1000
+MAX_NUMBER_DIGITS = 64  # no count or size measured in DSH comes near
+MAX_VALUE_DEPTH = 8  # sets and lists inside one another
+_LONG_NUMBER_RE = re.compile(r"\d[\d,_]{%d,}" % MAX_NUMBER_DIGITS)
 
 
 class ClaimSyntaxError(ValueError):
     pass
 
 
-def parse_value(text: str) -> object:
+def limit_problem(expression: str) -> str | None:
+    """Why a claim is beyond what dshaudit reads, if it is: too long, a
+    number too long, values nested too deep. Linear in its length."""
+    if len(expression) > MAX_CLAIM_CHARS:
+        return f"a claim of {len(expression)} characters is longer than the {MAX_CLAIM_CHARS} dshaudit reads"
+    m = _LONG_NUMBER_RE.search(expression)
+    if m and sum(ch.isdigit() for ch in m.group()) > MAX_NUMBER_DIGITS:
+        return f"a number of more than {MAX_NUMBER_DIGITS} digits is beyond anything dshaudit measures"
+    depth = deepest = 0
+    for ch in expression:
+        if ch in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "}]":
+            depth -= 1
+    if deepest > MAX_VALUE_DEPTH:
+        return f"values nested {deepest} deep; at most {MAX_VALUE_DEPTH}"
+    return None
+
+
+def parse_value(text: str, depth: int = 0) -> object:
     text = text.strip()
     if not text:
         raise ClaimSyntaxError("missing value")
     if text[0] in "{[":
+        if depth >= MAX_VALUE_DEPTH:
+            raise ClaimSyntaxError(f"values nested more than {MAX_VALUE_DEPTH} deep")
         close = "}" if text[0] == "{" else "]"
         if text[-1] != close:
             raise ClaimSyntaxError(f"{text[0]} is never closed")
         inner = text[1:-1].strip()
-        items = [parse_value(x) for x in _split_items(inner)] if inner else []
+        items = [parse_value(x, depth + 1) for x in _split_items(inner)] if inner else []
         return frozenset(items) if close == "}" else tuple(items)
     if text[0] in "'\"":
         if len(text) < 2 or text[-1] != text[0]:
@@ -54,6 +84,8 @@ def parse_value(text: str) -> object:
         return text[1:-1]
     if _NUMBER_RE.match(text):
         clean = text.replace(",", "").replace("_", "")
+        if sum(ch.isdigit() for ch in clean) > MAX_NUMBER_DIGITS:
+            raise ClaimSyntaxError(f"a number of more than {MAX_NUMBER_DIGITS} digits")
         return float(clean) if "." in clean else int(clean)
     if text in ("true", "false"):
         return text == "true"
@@ -82,6 +114,9 @@ def _split_items(inner: str) -> list[str]:
 
 
 def parse_claim(kind: str, expression: str, source: SourceLocation) -> Claim:
+    beyond = limit_problem(expression)
+    if beyond:
+        return Claim(kind, expression[:80], "", "", None, source, beyond)
     m = _EXPR_RE.match(expression)
     if not m:
         return Claim(kind, expression, "", "", None, source, "expected FACT[.FIELD] OP VALUE, e.g. `claim: x.count == 5`")
@@ -97,10 +132,17 @@ def parse_claim(kind: str, expression: str, source: SourceLocation) -> Claim:
 
 
 def claims_in_text(text: str, line_offset: int, display_path: str) -> list[Claim]:
+    """The claims of a chunk of prose; an InputError (with its line) for one beyond the limits."""
+    from .errors import InputError
+
     out = []
     for i, line in enumerate(text.split("\n")):
         for m in CLAIM_SPAN_RE.finditer(line):
-            out.append(parse_claim(m.group(1), m.group(2), SourceLocation(display_path, line_offset + i + 1, m.start() + 1)))
+            expression = m.group(2).lstrip(" \t")
+            beyond = limit_problem(expression)
+            if beyond:
+                raise InputError(f"`{m.group(1)}:` {beyond}", file=display_path, line=line_offset + i + 1)
+            out.append(parse_claim(m.group(1), expression, SourceLocation(display_path, line_offset + i + 1, m.start() + 1)))
     return out
 
 

@@ -92,10 +92,12 @@ class Session:
 def check(session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool,
           tree_docs: tuple[str, ...] = ()) -> Outcome:
     from .verify import check as run_check
-    from .verify import check_outcome
+    from .verify import check_outcome, coverage
 
-    result = run_check(session.documents(paths, tree_docs), session.pins, session.repository, pin)
-    return check_outcome(result, session.config.web_url, strict)
+    files = session.documents(paths, tree_docs)
+    result = run_check(files, session.pins, session.repository, pin)
+    unchecked = coverage(files, result, tuple(str(p) for p in paths))
+    return check_outcome(result, session.config.web_url, strict, coverage=unchecked)
 
 
 def lint(config_path: str | None, paths: tuple[Path, ...], strict: bool) -> Outcome:
@@ -249,15 +251,19 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
     if write:
         # Every new text first (each file checked unchanged since it was read), then the writes.
         texts = []
+        unchanged = {}
         for r in results:
             by_file: dict[str, list] = {}
             for m in r.moves:
                 by_file.setdefault(m.citation.source.file, []).append(m)
             for f in groups[r.old_pin]:
-                new_text = rewrite_findings(f, by_file.get(f.path, []), r.old_pin, new_pin)
-                if new_text is not None:
-                    texts.append((Path(f.path), new_text))
-        write_all_atomically(texts)
+                own = session.pins.resolve(f.pin) if f.pin else None
+                new_text = rewrite_findings(f, by_file.get(f.path, []), r.old_pin, new_pin, own)
+                if new_text is not None and f.read is not None:
+                    # The file itself (a link's target), checked again just before it is replaced.
+                    texts.append((f.read.real, new_text))
+                    unchanged[f.read.real] = (f.read, f.path, "rebase")
+        write_all_atomically(texts, unchanged)
         if outcome.failing:
             ui.note(f"wrote the files; {len(outcome.failing)} citations need a person (ambiguous or lost, left as they were)")
     return outcome
@@ -352,7 +358,7 @@ def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcom
     from .status import Severity
     from .verify import Verifier
     from .verify import check as run_check
-    from .writing import write_all_atomically
+    from .writing import reread, write_all_atomically
 
     (f,) = session.findings((path,))
     result = run_check([f], session.pins, session.repository, pin, claims=False, references=False)
@@ -364,14 +370,11 @@ def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcom
         if v is not None and v.pin is not None and v.status is Status.OK:
             verdicts[i] = v
             texts[i] = verifier.text(session.repository().snapshot(v.pin.sha, v.pin.name), v.path)
-    raw = Path(f.path).read_bytes().decode("utf-8")
-    edits = propose(list(f.citations), verdicts, texts, f.pin or pin, raw.split("\n"))
-    if write and edits:
-        import hashlib
-
-        if hashlib.sha256(Path(f.path).read_bytes()).hexdigest() != f.digest:
-            raise InputError("changed on disk while anchor ran; nothing was written to it", file=f.path)
-        write_all_atomically([(Path(f.path), apply(raw, edits))])
+    edits = propose(list(f.citations), verdicts, texts, f.pin or pin, f.text.split("\n"))
+    if write and edits and f.read is not None:
+        data = reread(f.read, f.path, "anchor").data
+        write_all_atomically([(f.read.real, apply(data.decode("utf-8"), edits))],
+                             {f.read.real: (f.read, f.path, "anchor")})
     diagnostics = tuple(
         Diagnostic("edit", SourceLocation(f.path, e.line, e.column), Anchored.WRITTEN if write else Anchored.PROPOSED,
                    e.why, f"{e.old} -> {e.new}", identity=("edit", e.old),

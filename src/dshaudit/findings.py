@@ -9,17 +9,18 @@ markdown-it only keeps line maps for blocks.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 from markdown_it import MarkdownIt
 
 from .errors import InputError
+from .writing import ReadFile, read_regular
 from .claims import CLAIM_SPAN_RE, claims_in_text
 from .grammar import RawCitation, find_citations
 from .inference import Inferred, infer
@@ -27,9 +28,9 @@ from .model import Citation, Claim, SourceLocation
 
 MAX_FINDINGS_BYTES = 20 * 1024 * 1024
 
-# Only block tokens are read (which lines are code, HTML or prose): inline
-# parsing, half of markdown-it's time, cannot change them, so it is not run
-# (nor the joining of the text tokens it would make).
+# Only the blocks are needed (their kinds and line maps): inline parsing is
+# not run at all, which also keeps a file of pathological brackets (`![[[[…`,
+# costly to markdown-it's link rules) linear.
 _md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 _FENCE_HEADER_RE = re.compile(r"^\s*(?://|#|--|;|/\*|<!--)\s*")
 
@@ -48,26 +49,187 @@ class FindingsFile:
     digest: str = ""  # sha256 of the bytes read: a writer checks the file is still what was read
     text: str = field(default="", repr=False)  # the decoded text, for the names and quoted code it holds
     written_at: str | None = None  # the pin a document was read from (treedocs.py): its citations describe that commit
+    pin_line: int = 0  # the line of `pin: NAME` in the front matter (0: none)
+    read: ReadFile | None = field(default=None, repr=False)  # the file as read: a writer checks it is still that
+
+
+# Limits on what a findings file may make dshaudit do: beyond them a file is
+# refused with its line (exit 2), never parsed at any cost (SECURITY.md).
+MAX_FRONT_MATTER_BYTES = 64 * 1024
+MAX_FRONT_MATTER_DEPTH = 16  # mappings and lists inside one another
+MAX_FRONT_MATTER_NODES = 10_000
+MAX_YAML_INT_DIGITS = 100
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """YAML's safe loader with limits, and without choices made silently: no
+    aliases (a few lines of them expand to gigabytes), bounded nesting and
+    size, and a key given twice is an error, not the last one winning."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._depth = 0
+        self._nodes = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        mark: Any = event.start_mark
+        if isinstance(event, yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not allowed in front matter", mark)
+        self._nodes += 1
+        if self._nodes > MAX_FRONT_MATTER_NODES:
+            raise yaml.composer.ComposerError(None, None, f"more than {MAX_FRONT_MATTER_NODES} values in front matter",
+                                              mark)
+        collection = isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent))
+        if collection:
+            self._depth += 1
+            if self._depth > MAX_FRONT_MATTER_DEPTH:
+                raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_FRONT_MATTER_DEPTH} levels deep",
+                                                  mark)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            if collection:
+                self._depth -= 1
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: dict[object, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:
+                continue  # unhashable: the safe loader reports it
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice (first on line {first + 2}); keep one",
+                    key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
+
+    def construct_yaml_timestamp(self, node: Any) -> Any:
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError as exc:  # 2026-13-45: a date that looks like one
+            raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from None
+
+    def construct_yaml_int(self, node: Any) -> Any:
+        digits = sum(ch.isdigit() for ch in str(node.value))
+        if digits > MAX_YAML_INT_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a number of {digits} digits (at most {MAX_YAML_INT_DIGITS})", node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_FrontMatterLoader.add_constructor("tag:yaml.org,2002:int", _FrontMatterLoader.construct_yaml_int)
+_FrontMatterLoader.add_constructor("tag:yaml.org,2002:timestamp", _FrontMatterLoader.construct_yaml_timestamp)
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    data: dict
+    skip: int  # lines it spans, both `---` included (0: none)
+    key_lines: dict[str, int] = field(default_factory=dict)  # top-level key -> line of the file (1-based)
+
+
+def read_front_matter(text: str, where: str) -> FrontMatter:
+    """A leading `---` YAML block, parsed within limits, with the line of each top-level key."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return FrontMatter({}, 0)
+    size = 0
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            break
+        size += len(lines[i]) + 1
+        if size > MAX_FRONT_MATTER_BYTES:
+            raise FrontMatterError(f"front matter is longer than the {MAX_FRONT_MATTER_BYTES} characters "
+                                   "dshaudit reads", file=where, line=i + 1)
+    else:
+        raise FrontMatterError("front matter opened with '---' is never closed", file=where, line=1)
+    loader = None
+    try:
+        loader = _FrontMatterLoader("\n".join(lines[1:i]))
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise FrontMatterError(f"malformed front matter: {problem}", file=where,
+                               line=mark.line + 2 if mark is not None else None) from None
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # what a constructor raises on odd input
+        raise FrontMatterError(f"malformed front matter: {exc}", file=where, line=2) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    data = data or {}
+    if not isinstance(data, dict):
+        raise FrontMatterError("front matter must be a YAML mapping", file=where, line=2)
+    key_lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                key_lines.setdefault(str(key_node.value), key_node.start_mark.line + 2)
+    return FrontMatter(data, i + 1, key_lines)
 
 
 def split_front_matter(text: str, where: str) -> tuple[dict, int]:
     """Parse a leading `---` YAML block; return it and the number of lines it spans."""
-    lines = text.split("\n")
-    if not lines or lines[0].rstrip() != "---":
-        return {}, 0
-    for i in range(1, len(lines)):
-        if lines[i].rstrip() in ("---", "..."):
-            try:
-                data = yaml.safe_load("\n".join(lines[1:i])) or {}
-            except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                problem = getattr(exc, "problem", None) or "invalid YAML"
-                raise FrontMatterError(f"malformed front matter: {problem}", file=where,
-                                       line=mark.line + 2 if mark is not None else None) from None
-            if not isinstance(data, dict):
-                raise FrontMatterError("front matter must be a YAML mapping", file=where, line=2)
-            return data, i + 1
-    raise FrontMatterError("front matter opened with '---' is never closed", file=where, line=1)
+    front = read_front_matter(text, where)
+    return front.data, front.skip
+
+
+# The one form of the front matter's pin that is read and rewritten: `pin: NAME`,
+# quoted or not, with a comment or not. Another (a quoted key, a tag, a block)
+# is refused when read, so `rebase --write` never moves citations but not the pin.
+_PIN_LINE_RE = re.compile(
+    r"""(?P<key>pin[ \t]*:[ \t]*)"""
+    r"""(?:"(?P<dq>[^"\\]*)"|'(?P<sq>[^']*)'|(?P<plain>[^'"\s#][^\s]*(?:[ \t]+[^\s#][^\s]*)*))"""
+    r"""(?P<tail>[ \t]*(?:#.*)?)"""
+)
+
+
+@dataclass(frozen=True)
+class PinLine:
+    """`pin: NAME` as written: the key and what follows it, the quote, the value, the comment."""
+
+    key: str
+    quote: str
+    value: str
+    tail: str
+
+    def with_value(self, value: str) -> str:
+        return f"{self.key}{self.quote}{value}{self.quote}{self.tail}"
+
+
+def parse_pin_line(line: str) -> PinLine | None:
+    m = _PIN_LINE_RE.fullmatch(line)
+    if m is None:
+        return None
+    for quote, group in (('"', "dq"), ("'", "sq"), ("", "plain")):
+        if m.group(group) is not None:
+            return PinLine(m.group("key"), quote, m.group(group), m.group("tail"))
+    return None
+
+
+def normalise_text(text: str) -> str:
+    """A findings file's text as every reader sees it: a leading byte order
+    mark dropped, and CRLF and a lone CR read as line ends, as CommonMark (and
+    markdown-it) read them, so lines are counted the same everywhere."""
+    return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def raw_lines(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """A file's decoded text as (byte order mark, [(line, its line end)]),
+    lines numbered as `normalise_text` numbers them, so a writer can change
+    a line and put every other byte back as it was."""
+    bom = text[: len(text) - len(text.lstrip("\ufeff"))]
+    parts = re.split(r"(\r\n|\r|\n)", text[len(bom):])
+    return bom, [(parts[i], parts[i + 1] if i + 1 < len(parts) else "") for i in range(0, len(parts), 2)]
+
+
+def join_raw_lines(bom: str, lines: list[tuple[str, str]]) -> str:
+    return bom + "".join(line + end for line, end in lines)
 
 
 BLOCKS_VERSION = "2"  # bump when _blocks changes what it returns
@@ -82,13 +244,23 @@ def prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tupl
     from . import cache
 
     key = cache.digest(BLOCKS_VERSION, str(skip), text)
-    shard = cache.current().shard(BLOCKS_SHARD, BLOCKS_VERSION)
+    shard = cache.current().shard(BLOCKS_SHARD, BLOCKS_VERSION, _BLOCKS_SHAPE)
     hit = shard.get(key)
     if hit is None:
         chunks, fences = _blocks(text, skip)
         hit = {"chunks": chunks, "fences": fences}
         shard.put(key, hit)
     return [tuple(c) for c in hit["chunks"]], [tuple(f) for f in hit["fences"]]
+
+
+def _blocks_shape(value: object) -> bool:
+    from .cache import shaped
+
+    pairs = [[int, int]]
+    return shaped({"chunks": pairs, "fences": pairs})(value)
+
+
+_BLOCKS_SHAPE = _blocks_shape
 
 
 def _blocks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -290,6 +462,45 @@ def _context_dir(chunk: str, before: RawCitation, raw: RawCitation) -> str | Non
     return before.path.rsplit("/", 1)[0]
 
 
+# Text that looks like a citation, whether or not the grammar reads it: a file
+# ending followed by a line (`x.ts:12`, `x.ts#L12`, `x.ts (line 12)`, `x.ts, lines
+# 1-2`, `x.ts L12`, `x.ts（第 12 行）`), however it is spaced. Each match starts
+# at a `.` and looks a bounded way ahead: linear in the text.
+_CITATION_SHAPED_RE = re.compile(
+    r"(?<=\w)\.[A-Za-z][A-Za-z0-9]{0,5}"
+    r"(?=[:#]L?\d|`?[\s\u00a0]{0,3}[(（][\s\u00a0]{0,3}(?:lines?|L|第)[\s\u00a0]{0,3}\d"
+    r"|`?,[\s\u00a0]{0,3}lines?[\s\u00a0]{1,3}\d|`?[\s\u00a0]{1,3}L\d)"
+)
+
+
+def citation_shaped(text: str, skip_lines: int = 0) -> tuple[int, str] | None:
+    """The first line below the front matter holding text shaped like a
+    citation (anywhere: prose, code blocks, comments), and that text; None
+    when there is none. A file with such text and no citation found was not
+    checked as its author meant it to be."""
+    start = 0
+    for _ in range(skip_lines):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return None
+    m = _CITATION_SHAPED_RE.search(text, start)
+    if m is None:
+        return None
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    line_end = text.find("\n", m.end())
+    line = text[line_start:line_end if line_end != -1 else len(text)]
+    column = m.start() - line_start
+    lo = max((line.rfind(ch, 0, column) for ch in " \t`("), default=-1) + 1
+    word = line[max(lo, column - 60):column + 16].split()[0] if line[lo:column + 16].strip() else ""
+    return text.count("\n", 0, m.start()) + 1, word.strip("`")
+
+
+def no_citations_message(line: int, word: str) -> str:
+    """What `check` and `lint` say of a file with citation-shaped text and no citation."""
+    return (f"no citation found in the file, though line {line} holds citation-shaped text `{word}` "
+            "(in a code block or comment, or in a form dshaudit does not read)")
+
+
 def display_path(path: Path) -> str:
     """The path as the user sees it: relative to the working directory when
     inside it (without following a symbolic link's target)."""
@@ -305,36 +516,46 @@ def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
     try:
         if path.is_symlink() and not path.resolve().is_relative_to(Path.cwd().resolve()):
             raise InputError("is a symbolic link out of the working directory; refusing to read it", file=shown)
-        size = path.stat().st_size
-        if size > MAX_FINDINGS_BYTES:
-            raise InputError(f"{size} bytes is larger than the {MAX_FINDINGS_BYTES} a findings file may be", file=shown)
-        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", file=shown) from None
+    read = read_regular(path, shown, MAX_FINDINGS_BYTES)
+    data = read.data
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line = len(re.split(rb"\r\n|\r|\n", data[: exc.start].removeprefix(b"\xef\xbb\xbf")))
         raise InputError(f"not UTF-8 (byte 0x{data[exc.start]:02x}); findings must be UTF-8", file=shown, line=line) from None
-    return parse_findings(text, shown, web_url, hashlib.sha256(data).hexdigest())
+    return parse_findings(text, shown, web_url, read)
 
 
-def parse_findings(text: str, shown: str, web_url: str | None = None, digest: str = "") -> FindingsFile:
-    """A findings file from its text: read from disk by `load_findings_file`, or
-    an editor's buffer (the language server); `shown` names it in messages."""
-    text = text.replace("\r\n", "\n").lstrip("\ufeff")
-    front, skip = split_front_matter(text, shown)
-    pin = front.get("pin")
+def parse_findings(text: str, shown: str, web_url: str | None = None, read: ReadFile | None = None) -> FindingsFile:
+    """A findings file from its text: read from disk by `load_findings_file` (`read`
+    is the file as read, for a writer to check), or an editor's buffer (the
+    language server); `shown` names it in messages."""
+    text = normalise_text(text)
+    front = read_front_matter(text, shown)
+    pin = front.data.get("pin")
+    pin_line = front.key_lines.get("pin", 2)
     if pin is not None and not isinstance(pin, str):
-        raise FrontMatterError(f"front matter 'pin' must be a pin name or a full SHA, not {pin!r}", file=shown, line=2)
+        raise FrontMatterError(f"front matter 'pin' must be a pin name or a full SHA, not {pin!r}", file=shown,
+                               line=pin_line)
+    if pin is not None:
+        written = parse_pin_line(text.split("\n", pin_line)[pin_line - 1])
+        if written is None or written.value != pin:
+            raise FrontMatterError("front matter: write the pin on a line of its own as `pin: NAME` (quotes "
+                                   "and a comment allowed), the one form `rebase --write` rewrites",
+                                   file=shown, line=pin_line)
+    skip = front.skip
     return FindingsFile(
         path=shown,
-        front_matter=front,
+        front_matter=front.data,
         citations=tuple(citations_in_markdown(text, shown, skip, web_url)),
         pin=pin,
         claims=tuple(claims_in_markdown(text, shown, skip)),
-        digest=digest,
+        digest=read.digest if read is not None else "",
         text=text,
+        pin_line=pin_line if pin is not None else 0,
+        read=read,
     )
 
 

@@ -466,13 +466,22 @@ def _shown(node: tree_sitter.Node | None, type_text: str | None) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# A cached verdict: none ({}), or one of the statuses and a message, with the place it found.
+_STATUSES = frozenset({"ok", "value_differs", "no_match", "phantom"})
+_ENTRY = cache.shaped(({}, {"status": str, "message": str, "path?": str, "start?": int, "end?": int}))
+
+
+def _SHAPE(value: object) -> bool:
+    return _ENTRY(value) and (not value or value["status"] in _STATUSES)  # type: ignore[index]
+
+
 def cache_key(fragment: Fragment, sha: str) -> str:
     return cache.digest(sha, fragment.kind, fragment.source)
 
 
 def cached(fragment: Fragment, sha: str) -> bool:
     """Whether the fragment's verdict at this commit is in the cache."""
-    return cache.current().shard("reference-fragments", VERSION).get(cache_key(fragment, sha)) is not None
+    return cache.current().shard("reference-fragments", VERSION, _SHAPE).get(cache_key(fragment, sha)) is not None
 
 
 def evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex") -> FragmentVerdict | None:
@@ -482,7 +491,7 @@ def evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex") -> Fr
 
 def evaluate_all(fragments: list[Fragment], snapshot: "Snapshot", index: "NameIndex") -> list[FragmentVerdict | None]:
     """Several fragments against one commit, their files read together."""
-    shard = cache.current().shard("reference-fragments", VERSION)
+    shard = cache.current().shard("reference-fragments", VERSION, _SHAPE)
     files = _Files(snapshot)
     keys = [cache_key(f, snapshot.sha) for f in fragments]
     todo = {k: f for k, f in zip(keys, fragments) if shard.get(k) is None}

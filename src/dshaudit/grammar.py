@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -50,10 +50,10 @@ CITATION_RE = re.compile(
 
 # After a citation (and the backtick closing its code span, if any).
 _ARROW_RE = re.compile(r"[ \t]*\n?[ \t]*(?:→|->)[ \t]*\n?[ \t]*")
-_CODE_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _PLUS_RE = re.compile(r"[ \t]*\+[ \t]*\n?[ \t]*")
 
 MAX_LINE_NUMBER = 10_000_000  # larger numbers are malformed, not just out of range
+MAX_LINE_PARTS = 100  # `path:a,b,c,…`: more parts than this are malformed
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,12 @@ def parse_lines(spec: str) -> tuple[tuple[LineRange, ...], str | None]:
     """`15-16,492` -> ranges, and what is wrong with them, if anything."""
     ranges = []
     problem = None
-    for part in spec.split(","):
+    parts = spec.split(",")
+    if len(parts) > MAX_LINE_PARTS:
+        # Each part is checked and carried on its own: thousands of them are a list, not a citation.
+        first = parse_lines(",".join(parts[:MAX_LINE_PARTS]))[0]
+        return first, f"{len(parts)} line ranges in one citation; at most {MAX_LINE_PARTS}"
+    for part in parts:
         a, _, b = part.replace("–", "-").partition("-")
         longest = max(len(a), len(b))
         if longest > 12:
@@ -112,9 +117,51 @@ def parse_lines(spec: str) -> tuple[tuple[LineRange, ...], str | None]:
     return tuple(ranges), problem
 
 
+_TICKS_RE = re.compile(r"`+")
+
+
+class _Ticks:
+    """The backtick runs of a text, indexed once. A code span opens at a run
+    and closes at the next run of the same length (CommonMark); finding that
+    run by bisection keeps a text of many unclosed runs linear, where a
+    pattern that scans ahead from every opener is quadratic."""
+
+    def __init__(self, text: str):
+        self.runs = [(m.start(), m.end()) for m in _TICKS_RE.finditer(text)]
+        self.run_starts = [a for a, _ in self.runs]
+        self.end_of = dict(self.runs)
+        self.by_length: dict[int, list[int]] = {}
+        for a, b in self.runs:
+            self.by_length.setdefault(b - a, []).append(a)
+
+    def span_at(self, pos: int) -> tuple[int, int, int, int] | None:
+        """The code span opening at `pos`: (start, content start, content end, end)."""
+        end = self.end_of.get(pos)
+        if end is None:
+            return None
+        closers = self.by_length[end - pos]
+        k = bisect_right(closers, end)
+        if k == len(closers):
+            return None
+        close = closers[k]
+        return pos, end, close, close + (end - pos)
+
+    def spans(self) -> list[tuple[int, int, int, int]]:
+        out = []
+        i = 0
+        while i < len(self.runs):
+            span = self.span_at(self.runs[i][0])
+            if span is None:
+                i += 1
+                continue
+            out.append(span)
+            i = bisect_left(self.run_starts, span[3], i + 1)
+        return out
+
+
 def code_spans(text: str) -> list[tuple[int, int, int, int]]:
     """(span start, content start, content end, span end) for each inline code span."""
-    return [(m.start(), m.start(2), m.end(2), m.end()) for m in _CODE_SPAN_RE.finditer(text)]
+    return _Ticks(text).spans()
 
 
 def _code_content(raw: str) -> str:
@@ -124,7 +171,7 @@ def _code_content(raw: str) -> str:
     return raw.replace("\n", " ")
 
 
-def _anchors_after(text: str, pos: int) -> tuple[tuple[str, ...], int]:
+def _anchors_after(text: str, pos: int, ticks: _Ticks) -> tuple[tuple[str, ...], int]:
     """The anchors after `pos`, and where they end (`pos` when there are none)."""
     m = _ARROW_RE.match(text, pos)
     if not m:
@@ -133,15 +180,15 @@ def _anchors_after(text: str, pos: int) -> tuple[tuple[str, ...], int]:
     end = pos
     pos = m.end()
     while True:
-        span = _CODE_SPAN_RE.match(text, pos)
+        span = ticks.span_at(pos)
         if not span:
             break
-        content = _code_content(span.group(2))
+        content = _code_content(text[span[1]:span[2]])
         if content.strip():
             anchors.append(content.strip())
-        pos = end = span.end()
+        pos = end = span[3]
         plus = _PLUS_RE.match(text, pos)
-        if not plus or not _CODE_SPAN_RE.match(text, plus.end()):
+        if not plus or not ticks.span_at(plus.end()):
             break
         pos = plus.end()
     return tuple(anchors), end
@@ -161,7 +208,11 @@ _LINE_PHRASE_RE = re.compile(
 # `path:Name` or `path:Class.member`, for source files.
 _SYMBOL_COLON_RE = re.compile(r":(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?![\w$(/.:-])")
 # `` `path` (`text`) `` or `` `path`（`text`） ``: text expected in the file.
-_QUOTED_CODE_RE = re.compile(r"`[ \t]*[(（][ \t]*(?P<tick>`+)(?P<code>.+?)(?P=tick)[ \t]*[)）]")
+# The quoted text is bounded: an unclosed quote is looked for within a line's
+# first few hundred characters, not to its end from every path on it.
+MAX_QUOTED_CODE = 400
+_QUOTED_CODE_RE = re.compile(
+    r"`[ \t]*[(（][ \t]*(?P<tick>`+)(?P<code>.{1,%d}?)(?P=tick)[ \t]*[)）]" % MAX_QUOTED_CODE)
 _PERMALINKS: dict[str, re.Pattern[str]] = {}
 
 
@@ -211,26 +262,74 @@ def _relative_links(text: str, link_base: str) -> list[RawCitation]:
     return out
 
 
+# Characters that do not show, or show as nothing: format characters (zero-width
+# space and joiners, soft hyphen, word joiner, byte order mark, bidi marks),
+# line and paragraph separators, combining marks, controls, private-use and
+# unassigned code points, and the blank "letters" of some scripts. Inside a citation they make it name another
+# path, or split it so that no citation is found at all: it is reported instead.
+_HIDDEN_CATEGORIES = frozenset("Cf Mn Me Cc Co Cs Cn Zl Zp".split())
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def hidden_character(ch: str) -> bool:
+    import unicodedata
+
+    return ch not in "\t\n" and (unicodedata.category(ch) in _HIDDEN_CATEGORIES or ch in _BLANK_LETTERS)
+
+
+def describe_character(ch: str) -> str:
+    """`U+200B ZERO WIDTH SPACE`."""
+    import unicodedata
+
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, '(unnamed)')}"
+
+
 def find_citations(text: str, web_url: str | None = None, link_base: str | None = None) -> list[RawCitation]:
     """Every citation in a chunk of Markdown text, in order of appearance.
     With `web_url` (DSH's web address), permalinks into it are citations too.
     With `link_base` (the document's folder in DSH's tree; "" for its root),
-    relative links to lines (`../x.ts#L10`) are citations of the file they resolve to."""
-    return list(_find_citations(text, web_url, link_base))
+    relative links to lines (`../x.ts#L10`) are citations of the file they resolve to.
+    A citation with a hidden character in it (see `hidden_character`) is found
+    as if the character were not there, and carries a problem naming it."""
+    found = list(_find_citations(text, web_url, link_base))
+    if text.isascii() and text.isprintable():
+        return found
+    hidden = {ch for ch in set(text) if hidden_character(ch)}
+    if not hidden:
+        return found
+    where = [i for i, ch in enumerate(text) if ch not in hidden]
+    clean = "".join(text[i] for i in where)
+    flagged = []
+    for c in _find_citations(clean, web_url, link_base):
+        extent = max(c.end, c.start + len(c.written))  # a line phrase or quoted code is part of it
+        a, b = where[c.start], where[extent - 1] + 1
+        inside = sorted({ch for ch in text[a:b] if ch in hidden}, key=text[a:b].index)
+        if not inside:
+            continue
+        names = ", ".join(describe_character(ch) for ch in inside)
+        problem = f"holds {names}, a character that does not show (what is seen is not what is cited); delete it"
+        flagged.append(RawCitation(text[a:b], c.path, c.lines, problem, c.symbol, c.pin, (), a, b, c.form,
+                                   c.expected_code, c.marked_quoted, b, text[a:b]))
+    if not flagged:
+        return found
+    spans = [(f.start, f.end) for f in flagged]
+    found = [f for f in found if not any(a < max(f.end, f.anchors_end) and f.start < b for a, b in spans)]
+    return sorted(found + flagged, key=lambda c: c.start)
 
 
 # Remembered by chunk: a document edited in the language server is parsed again
 # on each keystroke, and all of its chunks but one are as they were.
 @lru_cache(maxsize=4096)
 def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tuple[RawCitation, ...]:
-    spans = code_spans(text)
+    ticks = _Ticks(text)
+    spans = ticks.spans()
     span_starts = [s[1] for s in spans]  # content starts, sorted: bisect finds the enclosing span
     found: list[RawCitation] = []
     urls: list[tuple[int, int]] = []
     if link_base is not None:
         for raw in _relative_links(text, link_base):
             urls.append((raw.start, raw.end))
-            anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, raw.start, raw.end))
+            anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, raw.start, raw.end), ticks)
             found.append(replace(raw, anchors=anchors, anchors_end=anchors_end))
     if web_url:
         for m in _permalink_re(web_url).finditer(text):
@@ -240,11 +339,14 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
             lines_spec = m.group("a") + (f"-{m.group('b')}" if m.group("b") else "")
             lines, problem = parse_lines(lines_spec)
             path = m.group("path")
-            anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()))
+            anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()), ticks)
             found.append(RawCitation(m.group(0), path, lines, problem, None, m.group("ref"), anchors,
                                      m.start(), m.end(), "permalink", anchors_end=anchors_end, written=m.group(0)))
+    urls.sort()
+    url_starts = [a for a, _ in urls]
     for m in CITATION_RE.finditer(text):
-        if any(a <= m.start() < b for a, b in urls):
+        k = bisect_right(url_starts, m.start()) - 1
+        if k >= 0 and m.start() < urls[k][1]:
             continue
         path, lines_spec, symbol, pin = m.group("path", "lines", "symbol", "pin")
         if symbol and _extension(path) not in SYMBOL_EXTENSIONS:
@@ -262,7 +364,7 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
                 continue
             form, lines_spec, symbol, quoted, end, written_end = wild
         lines, problem = parse_lines(lines_spec) if lines_spec else ((), None)
-        anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), end))
+        anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), end), ticks)
         found.append(
             RawCitation(
                 text=text[m.start():end] if form == "symbol" else m.group(0),

@@ -93,6 +93,36 @@ class _Scopes:
         return a, b
 
 
+# A sentence, list item or table row citing more than this many places is a
+# list of citations, not prose about each: no anchor is inferred for them (they
+# are checked by path and lines, as any unanchored citation). It also bounds
+# the work per citation, so a chunk of thousands of citations stays linear.
+MAX_CITATIONS_IN_SCOPE = 16
+
+
+class _Masks:
+    """Spans that are not prose (citations, anchors, claims), merged into
+    disjoint intervals, so the ones inside any stretch are found by bisection."""
+
+    def __init__(self, spans: list[tuple[int, int]]):
+        self.spans: list[tuple[int, int]] = []
+        for a, b in sorted(spans):
+            if self.spans and a <= self.spans[-1][1]:
+                self.spans[-1] = (self.spans[-1][0], max(self.spans[-1][1], b))
+            else:
+                self.spans.append((a, b))
+        self.starts = [a for a, _ in self.spans]
+
+    def within(self, a: int, b: int) -> list[tuple[int, int]]:
+        """The spans meeting [a, b), in the chunk's offsets."""
+        lo = max(0, bisect_right(self.starts, a) - 1)
+        hi = bisect_left(self.starts, b)
+        return [(s, e) for s, e in self.spans[lo:hi] if s < b and e > a]
+
+    def relative(self, a: int, b: int) -> list[tuple[int, int]]:
+        return [(s - a, e - a) for s, e in self.within(a, b)]
+
+
 def infer(chunk: str, spans: list[tuple[int, int]], skip: list[tuple[int, int]],
           citations: list[tuple[int, int]] | None = None, heading: str = "") -> list[Inferred]:
     """Candidate anchors for each citation at `spans` (start, end) in `chunk`.
@@ -110,28 +140,36 @@ def infer(chunk: str, spans: list[tuple[int, int]], skip: list[tuple[int, int]],
 def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int, int], ...],
            citations: tuple[tuple[int, int], ...], heading: str) -> tuple[Inferred, ...]:
     scopes = _Scopes(chunk) if spans else None
-    skip_starts = [s for s, _ in skip]
+    masks = _Masks(skip)
+    cites = sorted(citations or [])
+    cite_starts = [s for s, _ in cites]
+    lead_ins = _LeadIns(chunk, masks)
+
+    def crowded(a: int, b: int) -> bool:
+        return bisect_left(cite_starts, b) - bisect_left(cite_starts, a) > MAX_CITATIONS_IN_SCOPE + 1
+
     out: list[Inferred] = []
     for start, end in spans:
         assert scopes is not None
         a, b = scopes.scope(start, end)
-        others = sorted((s, e) for s, e in (citations or []) if a <= s < b and not (s <= start < e))
+        row = _row(chunk, start, end)
+        if crowded(a, b) or (row and crowded(*row)):
+            out.append(Inferred())
+            continue
+        others = [(s, e) for s, e in cites[bisect_left(cite_starts, a):bisect_left(cite_starts, b)]
+                  if not (s <= start < e)]
         before = [e for s, e in others if e <= start]
         after = [s for s, e in others if s >= end]
         clause = (max(before, default=a), min(after, default=b))
-        if others and (_has_names(chunk, clause, skip) or len(others) > 1):
+        if others and (_has_names(chunk, clause, masks) or len(others) > 1):
             a, b = clause
-        lo = max(0, bisect_left(skip_starts, a) - 1)
-        hi = bisect_left(skip_starts, b)
-        local_skip = [(s - a, e - a) for s, e in skip[lo:hi] if s < b and e > a]
-        names = [Name(n.text, n.kind, n.start + a, n.end + a) for n in code_names(chunk[a:b], local_skip)]
+        names = [Name(n.text, n.kind, n.start + a, n.end + a) for n in code_names(chunk[a:b], masks.relative(a, b))]
         names = [n for n in names if _distinctive(n)]
         subject = [n for n in names if n.end <= start and _SUBJECT_GAP_RE.match(chunk[n.end:start])]
         chosen = [_anchor_text(n) for n in subject[-1:] or names]
         if not chosen:
-            chosen = _lead_in_names(chunk, start, skip)
-        row = _row(chunk, start, end)
-        words = _scope_words(chunk, row or _own_clause(chunk, scopes.scope(start, end), start, end, others), skip)
+            chosen = lead_ins.names(start)
+        words = _scope_words(chunk, row or _own_clause(chunk, scopes.scope(start, end), start, end, others), masks)
         out.append(Inferred(tuple(dict.fromkeys(chosen)), _block(chunk, start, end), words))
     return tuple(out)
 
@@ -163,13 +201,12 @@ def _row(chunk: str, start: int, end: int) -> tuple[int, int] | None:
     return (line_start, line_end) if chunk[line_start:line_end].lstrip().startswith("|") else None
 
 
-def _scope_words(chunk: str, span: tuple[int, int], skip: Sequence[tuple[int, int]]) -> tuple[str, ...]:
+def _scope_words(chunk: str, span: tuple[int, int], masks: _Masks) -> tuple[str, ...]:
     a, b = span
     text = chunk[a:b]
-    for s, e in skip:  # other citations and anchors, claims: not prose about these lines
-        if s < b and e > a:
-            lo, hi = max(s, a) - a, min(e, b) - a
-            text = text[:lo] + " " * (hi - lo) + text[hi:]
+    for lo, hi in masks.relative(a, b):  # other citations and anchors, claims: not prose about these lines
+        lo, hi = max(lo, 0), min(hi, b - a)
+        text = text[:lo] + " " * (hi - lo) + text[hi:]
     # Addresses and paths name files, not what the cited lines say: `[x](../packages/host/a.ts)`.
     return tuple(sorted(set(words_of(_PATHISH_RE.sub(" ", _URL_RE.sub(" ", text)), stem=False))))
 
@@ -189,29 +226,47 @@ def _distinctive(name: Name) -> bool:
     return not (name.kind == STRING and name.text in _KEYWORDS)
 
 
-def _lead_in_names(chunk: str, start: int, skip: Sequence[tuple[int, int]]) -> list[str]:
-    """The names of the nearest line above that is less indented (a parent list
-    item, or the sentence ending in `:` that a list continues)."""
-    line_start = chunk.rfind("\n", 0, start) + 1
-    line = chunk[line_start:chunk.find("\n", line_start) if "\n" in chunk[line_start:] else len(chunk)]
-    indent = len(line) - len(line.lstrip())
-    if not _LIST_ITEM_RE.match(line):
-        return []
-    pos = line_start - 1
-    while pos > 0:
-        prev_start = chunk.rfind("\n", 0, pos) + 1
-        prev = chunk[prev_start:pos]
-        if prev.strip() and len(prev) - len(prev.lstrip()) < indent or (prev.strip() and not _LIST_ITEM_RE.match(prev)
-                                                                         and prev.rstrip().endswith(":")):
-            local = [(s - prev_start, e - prev_start) for s, e in skip if s < pos and e > prev_start]
-            return [_anchor_text(n) for n in code_names(prev, local) if _distinctive(n)]
-        pos = prev_start - 1
-    return []
+class _LeadIns:
+    """The names of the line that leads into a list item: the nearest line
+    above that is less indented (a parent item), or a sentence ending in `:`
+    that a list continues. Remembered per item, so the walk up a long list is
+    made once, not once per item."""
+
+    def __init__(self, chunk: str, masks: _Masks):
+        self.chunk = chunk
+        self.masks = masks
+        self._found: dict[int, tuple[int, list[str]]] = {}  # item line start -> (indent, names)
+
+    def names(self, start: int) -> list[str]:
+        chunk = self.chunk
+        line_start = chunk.rfind("\n", 0, start) + 1
+        line_end = chunk.find("\n", line_start)
+        line = chunk[line_start:line_end if line_end != -1 else len(chunk)]
+        if not _LIST_ITEM_RE.match(line):
+            return []
+        indent = len(line) - len(line.lstrip())
+        names: list[str] = []
+        pos = line_start - 1
+        while pos > 0:
+            prev_start = chunk.rfind("\n", 0, pos) + 1
+            prev = chunk[prev_start:pos]
+            known = self._found.get(prev_start)
+            if known is not None and known[0] == indent:
+                names = known[1]  # a sibling item: it leads in from the same line
+                break
+            if prev.strip() and len(prev) - len(prev.lstrip()) < indent or (prev.strip() and not _LIST_ITEM_RE.match(prev)
+                                                                             and prev.rstrip().endswith(":")):
+                names = [_anchor_text(n) for n in code_names(prev, self.masks.relative(prev_start, pos))
+                         if _distinctive(n)]
+                break
+            pos = prev_start - 1
+        self._found[line_start] = (indent, names)
+        return names
 
 
-def _has_names(chunk: str, span: tuple[int, int], skip: Sequence[tuple[int, int]]) -> bool:
+def _has_names(chunk: str, span: tuple[int, int], masks: _Masks) -> bool:
     a, b = span
-    return bool(code_names(chunk[a:b], [(s - a, e - a) for s, e in skip if s < b and e > a]))
+    return bool(code_names(chunk[a:b], masks.relative(a, b)))
 
 
 def _anchor_text(name: Name) -> str:
@@ -231,7 +286,7 @@ def _block(chunk: str, start: int, end: int) -> tuple[str, ...]:
     head = _HEADING_COMMENT_RE.match(chunk, line_start)
     if not head or head.end() != start or chunk[end:line_end].strip(" `-–>") != "":
         return ()
-    body = [ln.strip() for ln in chunk[line_end + 1:].split("\n")[:MAX_BLOCK_LINES]]
+    body = [ln.strip() for ln in chunk[line_end + 1:].split("\n", MAX_BLOCK_LINES)[:MAX_BLOCK_LINES]]
     return tuple(ln for ln in body if ln)
 
 

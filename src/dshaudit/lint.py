@@ -23,7 +23,8 @@ from .claims import split_ref
 from .config import Config
 from .diagnostics import Diagnostic, Outcome, Summary, rules_of
 from .errors import InputError
-from .findings import FindingsFile, FrontMatterError, display_path, load_findings_file, prose_chunks, split_front_matter
+from .findings import (FindingsFile, FrontMatterError, citation_shaped, display_path, load_findings_file,
+                       no_citations_message, parse_pin_line, prose_chunks, split_front_matter)
 from .grammar import SEGMENT, code_spans, looks_like_path
 from .model import SourceLocation
 from .pins import PinResolver
@@ -88,6 +89,11 @@ class LintCode(DiagnosticStatus):
         "claim: write `claim: search(FLAGS 'PATTERN', 'PATHSPEC').count == 3` in its paragraph "
         "(METHOD.md, Searches as claims).", Reach.NOWHERE,
     )
+    NO_CITATIONS = (
+        "no_citations", W, "A file holds citation-shaped text but no citation was found.",
+        "Text such as `path:12` stands in a code block or comment, is written in a form dshaudit does not "
+        "read, or is broken by a character it cannot see; `check` would check nothing in it.", Reach.NOWHERE,
+    )
     UNANCHORED = (
         "unanchored_citation", W, "A citation has no anchor.",
         "Only its path and line range are checked; add → `text on the line` or #Symbol.", Reach.NOWHERE,
@@ -140,14 +146,6 @@ class LintResult:
         )
 
 
-def _read_text(path: Path) -> str | None:
-    """The file as load_findings_file sees it (CRLF folded, BOM dropped), or None."""
-    try:
-        return path.read_bytes().decode("utf-8").replace("\r\n", "\n").lstrip("\ufeff")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def _line_col(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
@@ -165,13 +163,9 @@ def _front_matter_problems(f: FindingsFile, text: str, resolver: PinResolver) ->
         return [problem(f.path, 1, 1, LintCode.MISSING_PIN,
                         f"front matter names no pin; add `pin: NAME` (pins: {resolver.config.describe_pins()})")]
     if resolver.resolve(f.pin) is None:
-        line, column = 1, 1
-        for i, ln in enumerate(text.split("\n")[1:skip - 1], start=2):
-            m = re.match(r"^pin[ \t]*:[ \t]*", ln)
-            if m:
-                line, column = i, m.end() + 1
-                break
-        return [problem(f.path, line, column, LintCode.UNKNOWN_PIN, resolver.unknown(f.pin))]
+        written = parse_pin_line(text.split("\n")[f.pin_line - 1])
+        column = len(written.key) + 1 if written else 1
+        return [problem(f.path, f.pin_line, column, LintCode.UNKNOWN_PIN, resolver.unknown(f.pin))]
     return []
 
 
@@ -310,13 +304,16 @@ def _lint_one(path: Path, resolver: PinResolver, known: set[str],
     except InputError as exc:
         code = LintCode.MALFORMED_FRONT_MATTER if isinstance(exc, FrontMatterError) else LintCode.UNREADABLE
         return shown, [problem(exc.file or shown, exc.line or 1, 1, code, exc.what)]
-    text = _read_text(path) or ""
+    text = f.text  # as load_findings_file read it (BOM dropped, line ends folded)
     _, skip = split_front_matter(text, shown)
     problems = _front_matter_problems(f, text, resolver)
     problems += _citation_problems(f, resolver)
     problems += _claim_problems(f, known, seen)
     problems += _code_span_problems(f.path, text, skip)
     problems += _stated_search_problems(f.path, text, skip)
+    shaped = None if f.citations else citation_shaped(text, skip)
+    if shaped is not None and not any(p.source.line == shaped[0] for p in problems):  # not said twice
+        problems.append(problem(f.path, shaped[0], 1, LintCode.NO_CITATIONS, no_citations_message(*shaped)))
     return f.path, problems
 
 

@@ -102,6 +102,13 @@ class HistoryAnswer:
     reached_root: bool  # the search went back to the first commit
 
 
+# Cached entries as they are written below; another shape is dropped (cache.py) and looked up again.
+_NAMES_SHAPE = cache.shaped(int)
+_ABSENCE_SHAPE = cache.shaped([[str, int]])
+_STORED_SHAPE = cache.shaped([int])  # positions of the files a name occurs in, in the commit's sorted paths
+_HISTORY_SHAPE = cache.shaped({"deletion": ([str, str, str], type(None)), "commits": int, "root": bool})
+
+
 def _escape_ere(name: str) -> str:
     return _ERE_SPECIAL_RE.sub(r"\\\1", name)
 
@@ -433,14 +440,14 @@ class NameIndex:
     # -- what the cache knows ------------------------------------------------------
 
     def _presence(self) -> cache.Shard:
-        return cache.current().shard("reference-names", VERSION)
+        return cache.current().shard("reference-names", VERSION, _NAMES_SHAPE)
 
     def _stored(self, sha: str) -> cache.Shard:
         """The files of each name at commit `sha`, where they were stored."""
-        return cache.current().shard("reference-paths", f"{VERSION}-{sha}")
+        return cache.current().shard("reference-paths", f"{VERSION}-{sha}", _STORED_SHAPE)
 
     def _absences(self) -> cache.Shard:
-        return cache.current().shard("reference-absence", VERSION)
+        return cache.current().shard("reference-absence", VERSION, _ABSENCE_SHAPE)
 
     def _known(self, name: str) -> bool | None:
         if name not in self._present:
@@ -705,7 +712,7 @@ class NameIndex:
         occurs; the newest one whose first parent held the name as a whole
         word is where it was deleted (a change to a longer name that contains
         it is passed over)."""
-        shard = cache.current().shard("reference-history", VERSION)
+        shard = cache.current().shard("reference-history", VERSION, _HISTORY_SHAPE)
         key = f"{self.sha} {commits} {name}"
         hit = shard.get(key)
         if hit is not None:

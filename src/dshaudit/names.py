@@ -17,6 +17,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .grammar import code_spans
+
 # Kinds, strongest first: a backticked span is the author saying "this is code".
 CODE = "code"
 PACKAGE = "package"
@@ -24,7 +26,7 @@ DOTTED = "dotted"
 STRING = "string"
 IDENTIFIER = "identifier"
 
-_CODE_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+MAX_NAME_CHARS = 120
 _PACKAGE_RE = re.compile(r"(?<![\w@/.-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?:@\d[\w.+-]*)?")
 _DOTTED_RE = re.compile(r"(?<![\w.$/@-])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?(?![\w$/@-])")
 # 'x', "x", “x”, ‘x’, 「x」: a short literal with no spaces at its ends.
@@ -101,16 +103,17 @@ def _code_names(text: str, skip: tuple[tuple[int, int], ...]) -> tuple[Name, ...
         ends.insert(k, b)
 
     def add(token: str, kind: str, a: int, b: int) -> None:
-        if token and free(a, b):
+        # A "name" of hundreds of characters is not one (and is looked up through git's command line).
+        if token and len(token) <= MAX_NAME_CHARS and free(a, b):
             found.append(Name(token, kind, a, b))
             take(a, b)
 
-    for m in _CODE_SPAN_RE.finditer(text):
-        content = m.group(2).strip()
-        if content and len(content) <= 120 and not content.startswith(("claim:", "prior:", "quoted:")):
-            add(content, CODE, m.start(), m.end())
-        elif free(m.start(), m.end()):
-            take(m.start(), m.end())
+    for start, c_start, c_end, end in code_spans(text):
+        content = text[c_start:c_end].strip()
+        if content and len(content) <= MAX_NAME_CHARS and not content.startswith(("claim:", "prior:", "quoted:")):
+            add(content, CODE, start, end)
+        elif free(start, end):
+            take(start, end)
     for m in _PACKAGE_RE.finditer(text):
         add(m.group(0), PACKAGE, m.start(), m.end())
     for m in _STRING_RE.finditer(text):

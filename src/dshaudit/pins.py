@@ -20,6 +20,7 @@ from .repository import SHA_RE, DshRepository
 
 # What a tag name may look like before it is given to git at all.
 _TAG_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
+MAX_REF_CHARS = 255  # longer is no pin, tag or branch (and would be passed to git on a command line)
 
 
 class PinResolver:
@@ -27,13 +28,14 @@ class PinResolver:
         self.config = config
         self._repository = repository
         self._tags: dict[str, Pin | None] = {}
+        self._why: dict[str, str] = {}  # refs that name an object of the clone that is not a commit
 
     @property
     def knows_tags(self) -> bool:
         return self._repository is not None
 
     def resolve(self, ref: str) -> Pin | None:
-        """The pin `ref` names, or None."""
+        """The pin `ref` names, or None (`unknown` says why)."""
         pins = self.config.pins
         if ref in pins:
             return pins[ref]
@@ -41,21 +43,48 @@ class PinResolver:
             for pin in pins.values():
                 if pin.sha == ref:
                     return pin
-            return Pin(ref[:12], ref, named=False)
-        if self._repository is None or not _TAG_RE.fullmatch(ref) or ".." in ref:
+            return self._commit(Pin(ref[:12], ref, named=False))
+        if self._repository is None or len(ref) > MAX_REF_CHARS or not _TAG_RE.fullmatch(ref) or ".." in ref:
             return None
         if ref not in self._tags:
-            sha = self._repository().resolve_tag(ref)
+            repository = self._repository()
+            sha = repository.resolve_tag(ref)
             configured = next((p for p in pins.values() if p.sha == sha), None) if sha else None
             # A tag of a configured pin's commit is that pin: it is written by its name.
             self._tags[ref] = configured or (Pin(ref, sha, named=False) if sha else None)
+            kind = None if sha else repository.tag_target_type(ref)
+            if kind is not None:
+                self._why[ref] = f"tag {ref!r} names a {kind}, not a commit: a pin names a commit"
         return self._tags[ref]
+
+    def _commit(self, pin: Pin) -> Pin | None:
+        """A SHA written in a findings file or an option, as the commit it
+        names: an annotated tag object's SHA is peeled to its commit (so every
+        output shows the commit); a tree or blob is no pin (`unknown` says
+        what it is). Without a repository (lint), as given. (A configured
+        pin's SHA is checked where it is read: `DshRepository.snapshot`.)"""
+        if self._repository is None:
+            return pin
+        key = "sha:" + pin.sha
+        if key not in self._tags:
+            repository = self._repository()
+            kind = repository.object_type(pin.sha)
+            commit = repository.peel(pin.sha) if kind == "tag" else None
+            if kind in (None, "commit"):  # a commit, or not in the clone (yet): read, or fetched, as given
+                self._tags[key] = pin
+            elif commit is not None:
+                self._tags[key] = Pin(commit[:12], commit, named=False)
+            else:
+                what = f"an annotated tag of a {repository.tag_target_type(pin.sha)}" if kind == "tag" else f"a {kind}"
+                self._why[pin.sha] = f"{pin.sha} is {what} of the DSH clone, not a commit: a pin names a commit"
+                self._tags[key] = None
+        return self._tags[key]
 
     def resolve_link(self, ref: str) -> Pin | None:
         """The commit a permalink's ref names: a pin, a tag, a full or abbreviated
         SHA, or a branch (flagged as one: it holds today, it moves tomorrow)."""
         pin = self.resolve(ref)
-        if pin is not None or self._repository is None:
+        if pin is not None or self._repository is None or len(ref) > MAX_REF_CHARS:
             return pin
         key = "link:" + ref
         if key not in self._tags:
@@ -82,6 +111,10 @@ class PinResolver:
 
     def unknown(self, ref: str) -> str:
         """Why `ref` names no pin, in words."""
+        if ref in self._why:
+            return self._why[ref]
+        if len(ref) > MAX_REF_CHARS:
+            return f"pin {ref[:40]!r}… is {len(ref)} characters long; no pin, tag or SHA is longer than {MAX_REF_CHARS}"
         tags = ", nor a tag of the DSH clone" if self.knows_tags else ""
         why = "a short SHA is not a pin" if re.fullmatch(r"[0-9a-f]{7,39}", ref) else "nor a full 40-hex SHA"
         return f"pin {ref!r} is not in dshaudit.toml ({self.config.describe_pins()}){tags}, {why}"

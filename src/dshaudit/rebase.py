@@ -11,7 +11,6 @@ anchors) passes there, so no citation is ever moved silently onto other code.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Callable
 from .claims import show as show_value
 from .diagnostics import Diagnostic, Outcome, Summary, rules_of
 from .errors import InputError
-from .findings import FindingsFile
+from .findings import FindingsFile, join_raw_lines, parse_pin_line, raw_lines
 from .linemap import Hunk, LineMapper, parse_hunks
 from .model import Citation, ClaimVerdict, LineRange, Pin, Status, format_lines
 from .pins import PinResolver
@@ -30,6 +29,7 @@ from .snapshot import Snapshot
 from .status import DiagnosticStatus, Reach, Severity
 from .inference import squash
 from .verify import FileText, Verifier
+from .writing import reread
 
 
 class MoveStatus(DiagnosticStatus):
@@ -411,29 +411,25 @@ def rebase_outcome(results: list[RebaseResult], new_pin: Pin, changes: list[Diag
 
 # -- writing -------------------------------------------------------------------
 
-_PIN_LINE_RE = re.compile(r"^(pin:[ \t]*)(['\"]?)([^'\"\s#]+)\2([ \t]*(#.*)?)$")
-
-
-def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: Pin) -> str | None:
+def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: Pin,
+                     own_pin: Pin | None = None) -> str | None:
     """The file's new text: writable citations rewritten in place, the front
     matter's pin moved to `new_pin.ref` (a name `check` reads: the configured
-    name, else the full SHA); every other byte the same. None when nothing
-    changes. An InputError when the file is no longer what was read."""
-    path = Path(f.path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read it again to write it: {exc.strerror or exc}", file=f.path) from None
-    if hashlib.sha256(data).hexdigest() != f.digest:
-        raise InputError("changed on disk while rebase ran; nothing was written to it: run rebase again", file=f.path)
-    lines = data.decode("utf-8").split("\n")
+    name, else the full SHA); every other byte the same (byte order mark and
+    line ends included). None when nothing changes. An InputError when the
+    file is no longer what was read."""
+    if f.read is None:
+        raise InputError("was not read from disk; nothing to write", file=f.path)
+    # The same file (not a link or another file swapped into its place), with the same bytes.
+    data = reread(f.read, f.path, "rebase").data
+    bom, lines = raw_lines(data.decode("utf-8"))
     changed = False
     by_line: dict[int, list[Move]] = {}
     for m in moves:
         if m.writable:
             by_line.setdefault(m.citation.source.line, []).append(m)
     for line_no, ms in by_line.items():
-        line = lines[line_no - 1]
+        line, end = lines[line_no - 1]
         for m in sorted(ms, key=lambda m: -m.citation.source.column):
             col = m.citation.source.column - 1
             old = m.citation.text
@@ -444,16 +440,17 @@ def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: 
             if new != old:
                 line = line[:col] + new + line[col + len(old):]
                 changed = True
-        lines[line_no - 1] = line
-    if lines and lines[0].rstrip("\r") == "---":
-        for i in range(1, len(lines)):
-            stripped = lines[i].rstrip("\r")
-            if stripped in ("---", "..."):
-                break
-            pin_line = _PIN_LINE_RE.match(stripped)
-            if pin_line and pin_line.group(3) in (old_pin.name, old_pin.sha) and pin_line.group(3) != new_pin.ref:
-                cr = "\r" if lines[i].endswith("\r") else ""
-                quote = pin_line.group(2)
-                lines[i] = f"{pin_line.group(1)}{quote}{new_pin.ref}{quote}{pin_line.group(4)}{cr}"
-                changed = True
-    return "\n".join(lines) if changed else None
+        lines[line_no - 1] = (line, end)
+    if f.pin_line:
+        # The one line `load_findings_file` read the pin from, in the one form it accepts.
+        line, end = lines[f.pin_line - 1]
+        written = parse_pin_line(line)
+        if written is None or written.value != f.pin:
+            raise InputError("the pin is not where it was read; nothing was written to the file",
+                             file=f.path, line=f.pin_line)
+        # The pin the citations were carried from, however it is written (a name, a SHA, a tag's SHA).
+        carried = written.value in (old_pin.name, old_pin.sha) or (own_pin is not None and own_pin.sha == old_pin.sha)
+        if carried and written.value != new_pin.ref:
+            lines[f.pin_line - 1] = (written.with_value(new_pin.ref), end)
+            changed = True
+    return join_raw_lines(bom, lines) if changed else None

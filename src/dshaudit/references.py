@@ -361,7 +361,8 @@ def _phantom(name: str, at: str, answer: HistoryAnswer | None, searched: bool) -
 
 # -- reading a document --------------------------------------------------------------
 
-ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*([^`\s][^`\n]*?)[ \t]*`(?!`)")
+# Possessive: a span that never closes fails at once, not after trying every split of its spaces.
+ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*+([^`\s][^`\n]*+)`(?!`)")
 _CODE_LANGUAGES = frozenset("ts typescript tsx js javascript jsx mjs cjs mts cts".split())
 
 
@@ -438,7 +439,7 @@ def absent_claims(text: str) -> list[tuple[str, int, int]]:
     for offset, chunk in _prose(text):
         for m in ABSENT_SPAN_RE.finditer(chunk):
             line, column = locate(offset + m.start())
-            out.append((m.group(1), line, column))
+            out.append((m.group(1).rstrip(" \t"), line, column))
     return out
 
 

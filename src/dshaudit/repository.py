@@ -135,6 +135,35 @@ class DshRepository:
         """The one commit whose SHA starts with `prefix` (7 to 39 hex digits), if exactly one does."""
         return self._rev(prefix) if re.fullmatch(r"[0-9a-f]{7,39}", prefix) else None
 
+    def object_type(self, sha: str) -> str | None:
+        """What a full SHA names in this clone: `commit`, `tag` (an annotated
+        tag object), `tree` or `blob`; None when the clone does not hold it."""
+        if not SHA_RE.match(sha):
+            return None
+        try:
+            return self.repo.odb.info(bytes.fromhex(sha)).type.decode()
+        except (BadName, BadObject, ValueError, GitCommandError):
+            return None
+
+    def peel(self, ref: str) -> str | None:
+        """The commit a SHA or an (annotated) tag leads to, if it leads to one."""
+        return self._rev(ref)
+
+    def tag_target_type(self, name_or_sha: str) -> str | None:
+        """What a tag of this clone (by name, or its object's SHA) finally
+        names: `commit`, `tree` or `blob`; None when there is no such tag."""
+        if SHA_RE.match(name_or_sha):
+            rev = name_or_sha
+        elif _REF_NAME_RE.fullmatch(name_or_sha) and ".." not in name_or_sha:
+            rev = f"refs/tags/{name_or_sha}"
+        else:
+            return None
+        try:
+            sha = self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{rev}^{{}}")
+        except GitCommandError:
+            return None
+        return self.object_type(sha) if SHA_RE.match(sha or "") else None
+
     def _rev(self, ref: str) -> str | None:
         try:
             sha = self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
@@ -182,20 +211,26 @@ class DshRepository:
         return (Path(self.repo.git_dir) / "shallow").exists()
 
     def has_commit(self, sha: str) -> bool:
-        try:
-            return self.repo.commit(sha).type == "commit"
-        except (BadName, BadObject, ValueError, GitCommandError):
-            return False
+        """Whether `sha` is a commit of the clone (not a tag, tree or blob that leads to one)."""
+        return self.object_type(sha) == "commit"
 
     def snapshot(self, sha: str, pin_name: str | None = None) -> Snapshot:
         if not SHA_RE.match(sha):
             raise InputError(f"{sha!r}: not a full 40-hex commit SHA")
         snap = self._snapshots.get(sha)
         if snap is None:
-            if not self.has_commit(sha) and self.cached:
+            kind = self.object_type(sha)
+            if kind is None and self.cached:  # only a missing object is worth a fetch
                 self.fetch_missing(sha)
-            if not self.has_commit(sha):
+                kind = self.object_type(sha)
+            if kind != "commit":
                 label = f"pin {pin_name} = {sha}" if pin_name else sha
+                if kind == "tag":  # an annotated tag's own SHA: its commit is what a pin names
+                    commit = self.peel(sha)
+                    fix = f"; write its commit {commit} instead" if commit else ""
+                    raise InputError(f"{label} is an annotated tag object of the DSH clone, not a commit{fix}")
+                if kind is not None:  # in the clone, but not a commit: the pin is wrong, not the clone
+                    raise InputError(f"{label} is a {kind} of the DSH clone, not a commit: a pin names a commit")
                 raise RepoError(
                     f"commit {label} is not in the DSH clone at {self.origin}; "
                     f"get it with: git --git-dir={self.repo.git_dir} fetch origin {sha}"

@@ -8,8 +8,9 @@ repository.py opens the clone a Snapshot reads from; grep.py searches its text.
 from __future__ import annotations
 
 import difflib
+import heapq
+from bisect import bisect_left
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from .grep import Grep
@@ -47,6 +48,7 @@ class Snapshot:
         self._by_name: dict[str, list[str]] | None = None
         self._by_dir: dict[str, list[str]] = {}
         self._below: dict[str, int] | None = None
+        self._near: _NearIndex | None = None
 
     def index(self) -> dict[str, tuple[str, str, str]]:
         """path -> (mode, type, object id) for every entry, folders included."""
@@ -150,38 +152,131 @@ class Snapshot:
 
         In order: a file of the same name anywhere; a file of a similar name in
         the same folder; any file in that folder (a rename); a file of a
-        similar name anywhere; a file below the nearest folder that exists."""
-        if self._by_name is None:
-            by_name: dict[str, list[str]] = {}
-            by_dir: dict[str, list[str]] = {}
-            for p in self.paths():
-                pp = PurePosixPath(p)
-                by_name.setdefault(pp.name, []).append(p)
-                by_dir.setdefault(str(pp.parent), []).append(p)
-            self._by_name, self._by_dir = by_name, by_dir
-        wanted = PurePosixPath(path)
-        base = wanted.name
+        similar name anywhere; a file below the nearest folder that exists.
+        An index of the tree (names, folders, name trigrams) is built once, and
+        each step compares `path` with a few candidates it picks, so a hint
+        costs about a millisecond, not a pass over the tree."""
+        if self._near is None:
+            self._near = _NearIndex(self.paths(), [p for p, (_, kind, _) in self.index().items() if kind == "tree"])
+        return self._near.closest(path, n)
 
-        def best(candidates: list[str]) -> list[str]:
-            return difflib.get_close_matches(path, candidates, n=n, cutoff=0.0)
 
-        if base in self._by_name:
-            return best(self._by_name[base])
-        siblings = self._by_dir.get(str(wanted.parent), [])
-        names = difflib.get_close_matches(base, [PurePosixPath(p).name for p in siblings], n=n, cutoff=0.6)
-        if names:
-            return [str(wanted.parent / name) for name in names]
+class _NearIndex:
+    """The tree's paths indexed for `Snapshot.closest_paths`."""
+
+    SHORTLIST = 8  # candidates compared in full (difflib) at each step
+    COMMON = 400  # a trigram in more names than this tells nothing, when rarer ones are there
+
+    def __init__(self, paths: list[str], folders: list[str]):
+        self.paths = paths  # sorted
+        self.folders = set(folders)
+        self.by_name: dict[str, list[str]] = {}
+        self.by_dir: dict[str, list[str]] = {}
+        for p in paths:
+            folder, _, name = p.rpartition("/")
+            self.by_name.setdefault(name, []).append(p)
+            self.by_dir.setdefault(folder, []).append(p)
+        self.grams: dict[str, list[str]] = {}  # trigram -> the distinct names holding it
+        self._name_grams: dict[str, set[str]] = {}
+        self.by_segment: dict[str, list[str]] = {}  # folder name -> the files below a folder of that name
+        for p in paths:
+            for seg in set(p.split("/")[:-1]):
+                self.by_segment.setdefault(seg, []).append(p)
+        for name in self.by_name:
+            for g in self._grams_of(name):
+                self.grams.setdefault(g, []).append(name)
+        self._memo: dict[tuple[str, int], list[str]] = {}
+
+    def closest(self, path: str, n: int) -> list[str]:
+        key = (path, n)
+        if key not in self._memo:
+            self._memo[key] = self._closest(path, n)
+        return self._memo[key]
+
+    def _closest(self, path: str, n: int) -> list[str]:
+        folder, _, base = path.strip("/").rpartition("/")
+        if base in self.by_name:
+            return self._best(path, self._by_folders(path, self.by_name[base]), n)
+        siblings = self.by_dir.get(folder, [])
         if siblings:
-            return best(siblings)
-        names = difflib.get_close_matches(base, self._by_name, n=5, cutoff=0.6)
+            names = difflib.get_close_matches(base, self._like_name(base, [s.rpartition("/")[2] for s in siblings]),
+                                              n=n, cutoff=0.6)
+            if names:
+                return [f"{folder}/{name}" if folder else name for name in names]
+            return self._best(path, self._like_name_paths(base, siblings), n)
+        names = difflib.get_close_matches(base, self._similar_names(base), n=5, cutoff=0.6)
         if names:
-            return best([p for name in names for p in self._by_name[name]])
-        for folder in wanted.parents:
-            prefix = "" if str(folder) == "." else f"{folder}/"
-            below = [p for p in self.paths() if p.startswith(prefix)] if prefix else []
-            if below:
-                return best(below[:2000])
+            return self._best(path, self._by_folders(path, [p for name in names for p in self.by_name[name]]), n)
+        while folder:
+            if folder in self.folders:
+                lo = bisect_left(self.paths, folder + "/")
+                hi = bisect_left(self.paths, folder + "0")  # "0" sorts just after "/"
+                if hi > lo:
+                    return self._best(path, self._like_name_paths(base, self.paths[lo:hi], folder), n)
+            folder = folder.rpartition("/")[0]
         return []
+
+    def _best(self, path: str, candidates: list[str], n: int) -> list[str]:
+        return difflib.get_close_matches(path, candidates, n=n, cutoff=0.0)
+
+    def _by_folders(self, path: str, candidates: list[str]) -> list[str]:
+        """The few candidates sharing the most folder names with `path`,
+        counted from the folder index (rare folder names only, when there are
+        some: `src` is in every package and tells none apart)."""
+        if len(candidates) <= self.SHORTLIST:
+            return candidates
+        among = set(candidates)
+        postings = sorted((self.by_segment.get(seg, []) for seg in set(path.split("/")[:-1])), key=len)
+        rare = [ps for ps in postings if 0 < len(ps) <= self.COMMON] or [ps for ps in postings[:1] if ps]
+        counts: dict[str, int] = {}
+        for ps in rare:
+            for c in ps:
+                if c in among:
+                    counts[c] = counts.get(c, 0) + 1
+        ranked = heapq.nsmallest(self.SHORTLIST, counts, key=lambda c: (-counts[c], c))
+        return ranked + [c for c in candidates[:self.SHORTLIST] if c not in counts][:self.SHORTLIST - len(ranked)]
+
+    def _like_name(self, base: str, names: list[str]) -> list[str]:
+        """The few names sharing the most trigrams with `base`."""
+        if len(names) <= self.SHORTLIST:
+            return names
+        grams = _trigrams(base)
+        return heapq.nsmallest(self.SHORTLIST, names, key=lambda m: (-len(grams & self._grams_of(m)), m))
+
+    def _like_name_paths(self, base: str, paths: list[str], folder: str = "") -> list[str]:
+        """The few of `paths` (all of them below `folder`, when given) whose names are most like `base`."""
+        if len(paths) <= self.SHORTLIST:
+            return paths
+        if folder and len(paths) > 4 * self.SHORTLIST:
+            # A whole subtree: the files below it named like `base`, found from the name index;
+            # else the first few of it.
+            below = [p for name in self._similar_names(base, 4 * self.SHORTLIST) for p in self.by_name[name]
+                     if p.startswith(folder + "/")]
+            paths = below or paths[:4 * self.SHORTLIST]
+        grams = _trigrams(base)
+        return heapq.nsmallest(self.SHORTLIST, paths, key=lambda p: (-len(grams & self._grams_of(p.rpartition("/")[2])), p))
+
+    def _grams_of(self, name: str) -> set[str]:
+        grams = self._name_grams.get(name)
+        if grams is None:
+            grams = self._name_grams[name] = _trigrams(name)
+        return grams
+
+    def _similar_names(self, base: str, keep: int = SHORTLIST) -> list[str]:
+        """Names of the tree sharing the most trigrams with `base`, from the
+        index (rare trigrams only, when there are some): a shortlist, never a scan."""
+        postings = sorted((self.grams.get(g, []) for g in _trigrams(base)), key=len)
+        rare = [names for names in postings if 0 < len(names) <= self.COMMON] or [ps for ps in postings[:2] if ps]
+        counts: dict[str, int] = {}
+        for names in rare:
+            for name in names:
+                counts[name] = counts.get(name, 0) + 1
+        return sorted(counts, key=lambda m: (-counts[m], m))[:keep]
+
+
+def _trigrams(text: str) -> set[str]:
+    padded = f"^{text.lower()}$"
+    return {padded[i:i + 3] for i in range(len(padded) - 2)}
 
 
 def _folders(path: str) -> list[str]:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 
-# C0 and C1 controls (ESC starts ANSI sequences), DEL, and bidi overrides, except tab.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls (ESC starts ANSI sequences), DEL, bidi overrides, and the
+# characters that show as nothing (soft hyphen, zero-width space and joiners,
+# word joiner, byte order mark), except tab: a message naming a path that holds
+# one shows it.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\xad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 
 
 def terminal_safe(text: str) -> str:

@@ -20,7 +20,7 @@ from .model import (Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange,
 from .pins import PinResolver
 from .repository import DshRepository
 from .snapshot import Snapshot
-from .status import Reach, Severity
+from .status import DiagnosticStatus, Reach, Severity
 from .inference import FileView, Inferred, WordIndex, alnum, squash, suspect
 from .symbols import SymbolTable, build_symbol_table
 
@@ -360,7 +360,7 @@ def check(
         resolver.require(pin_override)
     for f in files:
         if f.pin is not None and resolver.resolve(f.pin) is None:
-            raise InputError(f"front matter: {resolver.unknown(f.pin)}", file=f.path, line=2)
+            raise InputError(f"front matter: {resolver.unknown(f.pin)}", file=f.path, line=f.pin_line or 2)
         if f.pin is None and pin_override is None and any(not c.pin_ref for c in f.citations):
             known = resolver.config.describe_pins()
             raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
@@ -384,6 +384,7 @@ def _start_references(files: list[FindingsFile], resolver: PinResolver, reposito
                       pin_override: str | None) -> list[_Work]:
     """Each document's names and absence claims, their lookups started: every
     document's names at a pin in one pass over the tree, in the background."""
+    from .names import MAX_NAME_CHARS
     from .references import absent_claims, document_names, prefetch_references
 
     work: list[_Work] = []
@@ -394,6 +395,10 @@ def _start_references(files: list[FindingsFile], resolver: PinResolver, reposito
             continue
         items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
         absent = [(t, SourceLocation(f.path, line, col)) for t, line, col in absent_claims(f.text)]
+        for text, where in absent:
+            if len(text) > MAX_NAME_CHARS:  # a name, not a page: and it is looked up through git's command line
+                raise InputError(f"`absent:` names {len(text)} characters; a name is at most {MAX_NAME_CHARS}",
+                                 file=f.path, line=where.line)
         if items or absent:
             work.append((f, pin, items, absent))
     try:
@@ -563,8 +568,55 @@ def citation_diagnostic(v: Verdict, web_url: str) -> Diagnostic:
     )
 
 
-def check_outcome(result: CheckResult, web_url: str, strict: bool = False, command: str = "check") -> Outcome:
-    """A check's verdicts as diagnostics: citations, then claims, each in file order."""
+class Coverage(DiagnosticStatus):
+    """What a check read: a run that checked nothing says so, never exits 0 in silence."""
+
+    @property
+    def family(self) -> str:
+        return "coverage"
+
+    NO_CITATIONS = (
+        "no_citations", Severity.WARNING, "A file holds citation-shaped text but no citation was found.",
+        "Text such as `path:12` stands in a code block or comment, is written in a form dshaudit does not "
+        "read, or is broken by a character it cannot see. Write it as METHOD.md says; under --strict this fails.",
+        Reach.NOWHERE,
+    )
+    NOTHING_CHECKED = (
+        "nothing_checked", Severity.WARNING, "The PATHS given hold no citation.",
+        "Nothing was checked against DSH: the files hold no citation dshaudit reads (or there are no Markdown "
+        "files). Check the paths; under --strict this fails.", Reach.NOWHERE,
+    )
+
+
+def coverage(files: list[FindingsFile], result: CheckResult, paths: tuple[str, ...]) -> tuple[Diagnostic, ...]:
+    """Warnings for what was not checked: a file with citation-shaped text and
+    no citation; no citation at all in PATHS the user named."""
+    from .findings import citation_shaped, no_citations_message, split_front_matter
+
+    def warning(status: Coverage, where: SourceLocation, message: str) -> Diagnostic:
+        return Diagnostic("coverage", where, status, message, identity=("coverage", str(status)),
+                          payload_of=lambda: {"source": where.to_dict(), "status": status.value, "message": message})
+
+    out = []
+    for f in files:
+        if f.citations:
+            continue
+        shaped = citation_shaped(f.text, split_front_matter(f.text, f.path)[1])
+        if shaped is not None:
+            out.append(warning(Coverage.NO_CITATIONS, SourceLocation(f.path, shaped[0], 1), no_citations_message(*shaped)))
+    if paths and not result.verdicts:
+        where = SourceLocation(files[0].path if files else paths[0], 1, 1)
+        named = ", ".join(paths)
+        what = (f"its {len(files)} Markdown file{'s' if len(files) > 1 else ''} hold no citation dshaudit reads"
+                if files else "it holds no Markdown file")
+        out.append(warning(Coverage.NOTHING_CHECKED, where, f"no citation checked in {named}: {what}"))
+    return tuple(out)
+
+
+def check_outcome(result: CheckResult, web_url: str, strict: bool = False, command: str = "check",
+                  coverage: tuple[Diagnostic, ...] = ()) -> Outcome:
+    """A check's verdicts as diagnostics: citations, then claims, each in file
+    order; then what was not checked (`coverage`)."""
     from .claims import claim_diagnostic
     from .references import ReferenceStatus
 
@@ -578,12 +630,14 @@ def check_outcome(result: CheckResult, web_url: str, strict: bool = False, comma
     diagnostics = [citation_diagnostic(v, web_url) for v in result.verdicts]
     diagnostics += [claim_diagnostic(v, web_url) for v in result.claims]
     diagnostics += [r.diagnostic(pin, web_url) for pin, r in result.references]
+    diagnostics += coverage
+    sections = (("citations", ("citation",)), ("claims", ("claim",)), ("references", ("reference",)))
     return Outcome(
         command=command,
         diagnostics=tuple(diagnostics),
         summary=Summary(s.line, s.as_dict(), tuple(bullets), "Every citation and claim holds."),
-        rules=rules_of(Status, ClaimStatus, ReferenceStatus),
+        rules=rules_of(Status, ClaimStatus, ReferenceStatus, Coverage),
         strict=strict,
-        sections=(("citations", ("citation",)), ("claims", ("claim",)), ("references", ("reference",))),
+        sections=sections + ((("coverage", ("coverage",)),) if coverage else ()),
         files=tuple(sorted({d.source.file for d in diagnostics})),
     )

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import search, ui
-from ..cache import Cache, Shard, digest
+from ..cache import Cache, Shard, digest, shaped
 from ..model import Fact, FactStatus, Pin
 from ..snapshot import Snapshot
 from . import parallel
@@ -144,12 +144,22 @@ def detector_version(spec: DetectorSpec) -> str:
     return digest(ENGINE_VERSION, entry, layout, query, _code_digest(), library_versions())
 
 
+# What a cached entry must look like to be used (cache.py drops any other and it is measured again).
+_EVIDENCE = [[str, int, int]]
+PARTIAL_SHAPE = shaped(({"cannot_evaluate": str, "evidence": _EVIDENCE}, {str: (list, dict)}))
+_FACT_ENTRY = shaped({"status": str, "value": object, "fields": {str: object}, "message": str, "evidence": _EVIDENCE})
+
+
+def FACT_SHAPE(value: object) -> bool:
+    return _FACT_ENTRY(value) and value["status"] in {s.value for s in FactStatus}  # type: ignore[index]
+
+
 def _partials(spec: DetectorSpec, ctx: FactContext) -> Partials:
     if spec.needle:
         paths = ctx.files_with(spec.needle, list(spec.paths), spec.exclude_tests)
     else:
         paths = ctx.paths(list(spec.paths), spec.exclude_tests)
-    shard = ctx.cache.shard("partial", detector_version(spec))
+    shard = ctx.cache.shard("partial", detector_version(spec), PARTIAL_SHAPE)
     ids = ctx.blob_ids()
     todo = [p for p in paths if shard.get(f"{ids[p]}:{p}") is None]
     if todo:
@@ -198,7 +208,7 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
         if s.kind == "whole":
             continue
         paths = ctx.files_with(s.needle, list(s.paths), s.exclude_tests) if s.needle else ctx.paths(list(s.paths), s.exclude_tests)
-        shards[s.id] = part = ctx.cache.shard("partial", detector_version(s))
+        shards[s.id] = part = ctx.cache.shard("partial", detector_version(s), PARTIAL_SHAPE)
         tasks += [(s.id, p, blob[p]) for p in paths if part.get(f"{blob[p]}:{p}") is None]
     if len(tasks) < parallel.MIN_FILES:
         return
@@ -231,13 +241,13 @@ def _work(spec: DetectorSpec, ctx: FactContext, shard: Shard, ids: dict[str, str
 
 
 def _cached_fact(spec: DetectorSpec, ctx: FactContext) -> bool:
-    return ctx.cache.shard("fact", detector_version(spec)).get(f"{ctx.snapshot.sha}:{int(ctx.prefilter)}") is not None
+    return ctx.cache.shard("fact", detector_version(spec), FACT_SHAPE).get(f"{ctx.snapshot.sha}:{int(ctx.prefilter)}") is not None
 
 
 def measure_one(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
     """A fact at a pin; a commit never changes, so the result is cached by
     (detector version, commit) and a warm run reads it back without looking at the tree."""
-    shard = ctx.cache.shard("fact", detector_version(spec))
+    shard = ctx.cache.shard("fact", detector_version(spec), FACT_SHAPE)
     key = f"{ctx.snapshot.sha}:{int(ctx.prefilter)}"
     hit = shard.get(key)
     if hit is not None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import tree_sitter
 
-from ..cache import Cache, Shard, digest
+from ..cache import Cache, Shard, digest, shaped
 from ..model import Evidence, LineRange
 from ..snapshot import Snapshot
 from ..symbols import language_for, parse
@@ -291,7 +291,7 @@ class FactContext:
         return self.read(path).decode("utf-8", "replace")
 
     def needle_shard(self) -> Shard:
-        return self.cache.shard("needles", digest(NEEDLE_VERSION, *all_needles()))
+        return self.cache.shard("needles", digest(NEEDLE_VERSION, *all_needles()), shaped(int))
 
     def files_with(self, needle: str | tuple[str, ...], globs: list[str], exclude_tests: bool = False, *,
                    filter_only: bool = True) -> list[str]:
