@@ -9,14 +9,18 @@ says `AgentRegistry`, and `setFactory` is present in `reg.setFactory(f)`.
 Binary files (git's `-I`) are not searched, and a path is not an occurrence.
 
 How it is indexed: the names not yet known at this commit are looked up
-together, in one `git grep -o -w -E` pass over the commit per group of up to
+together, in one `git grep -o` pass over the commit per group of up to
 `CHUNK` names, the names joined into one alternation (one regex is far faster
-in git than hundreds of `-e` patterns). Names made of word characters only
-cannot overlap one another within a line, so their pass is exact; names with
-other characters (`tool/start`, `@scope/name`, `$ctx`) go in a second pass,
-and any of those it misses is looked up again on its own before it is called
-absent. Each answer is cached per (commit SHA, name) in the `reference-names`
-shard, so a warm lookup is a dictionary access and runs no git at all.
+in git than hundreds of `-e` patterns). With Perl regexes (`-P`, when git has
+them) the whole-word test is part of the pattern, so a longer name that is no
+whole word at a place gives way to a shorter one there; the names inside a
+match with other characters (`dsh` in `@scope/dsh-base`) are read from the
+match, and a name with other characters the pass still misses (one that only
+overlaps another) is looked up again on its own before it is called absent.
+Without `-P` the pass is `-w -E`, and a name with other characters that begins
+with a word looked for (`dsh-base` and `dsh`) gets a pass of its own. Each
+answer is cached per (commit SHA, name) in the `reference-names` shard, so a
+warm lookup is a dictionary access and runs no git at all.
 
 A new commit is indexed from one already indexed, its *base*. A file with the
 same content at both commits holds the same names at both, and between two
@@ -35,8 +39,9 @@ them, so the caller can do other work meanwhile.
 
 History (`deletion`) is a bounded pickaxe on the first-parent path, and an
 absence claim (`occurrences`) a case-insensitive whole-word search for its
-first few places; the absence claims of a run share one pass, which a base
-narrows to the changed files too. All are cached. No text from a document is
+first few places: a claim made of word characters rides in the names pass
+(its letters written `[aA]`), others share a `-F -i` pass; a base narrows
+both to the changed files when its answer named every place. All are cached. No text from a document is
 ever passed to git as an option: patterns follow `-e`, pickaxe strings are
 glued to `-S` in the same argument, revisions are validated SHAs, and paths
 follow `--` with pathspec magic switched off.
