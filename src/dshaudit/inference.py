@@ -104,7 +104,7 @@ class _Masks:
     """Spans that are not prose (citations, anchors, claims), merged into
     disjoint intervals, so the ones inside any stretch are found by bisection."""
 
-    def __init__(self, spans: list[tuple[int, int]]):
+    def __init__(self, spans: Sequence[tuple[int, int]]):
         self.spans: list[tuple[int, int]] = []
         for a, b in sorted(spans):
             if self.spans and a <= self.spans[-1][1]:

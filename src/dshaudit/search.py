@@ -30,6 +30,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from . import cache
 from .errors import RepoError
 from .model import Evidence, Fact, FactStatus, LineRange, Pin
 
@@ -166,15 +167,33 @@ def _check_pathspec(spec: str) -> None:
         raise SearchSyntaxError(f"pathspec {spec!r}: control characters are not allowed")
 
 
+# Bump when what a search or files() returns for the same tree changes.
+VERSION = "1"
+_SHAPE = cache.shaped([[str, int]])
+
+
 def measure(search: Search, snapshot: Snapshot, pin: Pin) -> Fact:
-    """Run the search at the pin's tree; its value is the count of matching lines (or files)."""
+    """Run the search at the pin's tree; its value is the count of matching lines (or files).
+    A tree never changes, so the matches are cached by (tree's commit, expression)."""
+    shard = cache.current().shard("searches", VERSION, _SHAPE)
+    key = cache.digest(snapshot.sha, search.kind, search.text)
+    hit = shard.get(key)
+    if hit is not None:
+        found = [(p, int(n)) for p, n in hit]
+        if search.kind == "files":
+            return _files_fact(search, pin, [p for p, _ in found])
+        return _search_fact(search, pin, found)
     # Exclusions alone select nothing in git; with only exclusions, search the rest of the tree.
     specs = list(search.pathspecs)
     if specs and all(s.startswith((":!", ":^")) for s in specs):
         specs.insert(0, ".")
     if search.kind == "files":
-        return _files_fact(search, pin, sorted(p for p in snapshot.paths() if selected(p, search.pathspecs)))
-    return _search_fact(search, pin, _grep(search, snapshot, specs))
+        paths = sorted(p for p in snapshot.paths() if selected(p, search.pathspecs))
+        shard.put(key, [[p, 0] for p in paths])
+        return _files_fact(search, pin, paths)
+    hits = _grep(search, snapshot, specs)
+    shard.put(key, [[p, n] for p, n in hits])
+    return _search_fact(search, pin, hits)
 
 
 def _files_fact(search: Search, pin: Pin, paths: list[str]) -> Fact:

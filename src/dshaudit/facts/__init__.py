@@ -332,6 +332,13 @@ class FactBook:
             self.get(todo[0], pin)  # opens the repository and the pin's context
             specs = registry()
             prepare(self._contexts[pin.sha], [i for i in todo if i in specs and not _cached_fact(specs[i], self._contexts[pin.sha])])
+            searches = [i for i in todo if i not in specs and search.split(i) and search.parse(i).kind == "search"]
+            if len(searches) > 1:
+                # Each is one git grep, waiting on git: they run side by side.
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(4) as pool:
+                    list(pool.map(lambda i: self.get(i, pin), searches))
         return [self.get(i, pin) for i in fact_ids]
 
 

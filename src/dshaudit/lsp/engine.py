@@ -20,7 +20,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import quote, unquote, urlparse
 
 from lsprotocol import types
@@ -79,10 +79,10 @@ class EditorCache(cache.Cache):
         super().__init__(root)
         self._recent: dict[str, RecentShard] = {}
 
-    def shard(self, kind: str, version: str) -> cache.Shard:
+    def shard(self, kind: str, version: str, shape: Callable[[Any], bool] | None = None) -> cache.Shard:
         if kind == BLOCKS_SHARD:
             return self._recent.setdefault(version, RecentShard())
-        return super().shard(kind, version)
+        return super().shard(kind, version, shape)
 
 
 class Lines:
