@@ -26,9 +26,8 @@ from functools import lru_cache
 from typing import Sequence
 
 from .model import LineRange
-from .names import CODE, PACKAGE, STRING, Name, code_names
+from .names import CODE, PACKAGE, STRING, URL_RE, Name, code_names
 
-_URL_RE = re.compile(r"\bhttps?://\S+")
 _PATHISH_RE = re.compile(r"\]\([^)\s]*\)|[\w.@~-]*/[\w./@~-]*")
 
 # Between a name and the citation it is the subject of: brackets, backticks, a word like "at".
@@ -208,7 +207,7 @@ def _scope_words(chunk: str, span: tuple[int, int], masks: _Masks) -> tuple[str,
         lo, hi = max(lo, 0), min(hi, b - a)
         text = text[:lo] + " " * (hi - lo) + text[hi:]
     # Addresses and paths name files, not what the cited lines say: `[x](../packages/host/a.ts)`.
-    return tuple(sorted(set(words_of(_PATHISH_RE.sub(" ", _URL_RE.sub(" ", text)), stem=False))))
+    return tuple(sorted(set(words_of(_PATHISH_RE.sub(" ", URL_RE.sub(" ", text)), stem=False))))
 
 
 # Plain and kebab-case words (package and folder names), numbers and versions, file names, paths.

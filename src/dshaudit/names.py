@@ -32,7 +32,7 @@ _DOTTED_RE = re.compile(r"(?<![\w.$/@-])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(
 # 'x', "x", “x”, ‘x’, 「x」: a short literal with no spaces at its ends.
 _STRING_RE = re.compile(r"""(?<![\w'"])(['"])([^'"\n]{1,60}?)\1(?![\w'"])|“([^”\n]{1,80})”|‘([^’\n]{1,60})’|「([^」\n]{1,80})」""")
 _WORD_RE = re.compile(r"(?<![\w$.@/-])[A-Za-z_$][\w$]*(?![\w$/@-])")
-_URL_RE = re.compile(r"\bhttps?://\S+")
+URL_RE = re.compile(r"\bhttps?://\S+")  # an address: its words are not names
 
 # File endings that make a dotted token a file name, not a member access.
 _FILE_ENDINGS = frozenset("ts tsx js jsx mjs cjs mts cts json md mdx yml yaml toml txt sh py lock css html".split())
@@ -83,7 +83,7 @@ def _code_names(text: str, skip: tuple[tuple[int, int], ...]) -> tuple[Name, ...
     # new span is free is then a look at its neighbours, not at every span.
     starts: list[int] = []
     ends: list[int] = []
-    for a, b in sorted([*skip, *((m.start(), m.end()) for m in _URL_RE.finditer(text))]):
+    for a, b in sorted([*skip, *((m.start(), m.end()) for m in URL_RE.finditer(text))]):
         if starts and a <= ends[-1]:
             ends[-1] = max(ends[-1], b)
         else:

@@ -16,7 +16,7 @@ import hashlib
 import posixpath
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -117,7 +117,6 @@ def measure_fact(spec: search.Search, pin: Pin, resolver: PinResolver,
         return Fact(spec.text, spec.definition, at, FactStatus.OK, hit["value"], cached, evidence)
     wanted = TreeDocs(docs_pin.sha, spec.pathspecs[0])
     docs = load(wanted, docs_pin, repository().snapshot(docs_pin.sha, docs_pin.name), resolver.config.web_url)
-    docs = [replace(d, pin=docs_pin.sha, written_at=docs_pin.sha) for d in docs]
     result = check(docs, resolver, repository, at.sha, claims=False, references=False)
     statuses = Counter(v.status.value for v in result.verdicts)
     failing = sorted({v.citation.source.file for v in result.verdicts if v.status.fails()})
