@@ -34,6 +34,7 @@ _PATHISH_RE = re.compile(r"\]\([^)\s]*\)|[\w.@~-]*/[\w./@~-]*")
 _SUBJECT_GAP_RE = re.compile(r"^[\s`'\"]*(?:[(（\[]|\b(?:at|in|see|from)\b|见|在|于)?[\s`]*$", re.IGNORECASE)
 # Sentence ends: CJK full stops anywhere, a Latin stop followed by space and a capital or CJK.
 _SENTENCE_END_RE = re.compile(r"[。！？]|[.!?](?=\s+[A-Z\u4e00-\u9fff(（\"“])|;\s|；")
+_BRACKETS_ONLY_RE = re.compile(r"\s*[(（\[][\s`\[]*")
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 # A prose line that heads a quoted block: `// path:12-18` (the code follows on the next lines).
 _HEADING_COMMENT_RE = re.compile(r"^\s*(?://|<!--|--)\s*")
@@ -86,6 +87,8 @@ class _Scopes:
         j = bisect_right(self.stop_starts, start) - 1
         while j >= 0 and self.stops[j][1] > start:
             j -= 1
+        if j >= 0 and chunk[self.stops[j][0]] in ".。" and _BRACKETS_ONLY_RE.fullmatch(chunk, self.stops[j][1], start):
+            j -= 1  # `It was created. (path:12)`: a citation set after the stop is the sentence's before it
         a = max(lo, self.stops[j][1]) if j >= 0 else lo
         n = bisect_left(self.stop_starts, end)
         b = min(hi, self.stops[n][1]) if n < len(self.stops) else hi
@@ -216,10 +219,19 @@ _KEYWORDS = frozenset("if else for while return true false null undefined void n
                       "import export default async await type interface enum extends".split())
 
 
+# A slashed name that is not a path: an event or a channel (`internal/plugin`, `loader/entry-init`),
+# lowercase words with no file ending, under no folder a path of the repository starts with.
+_SLASHED_NAME_RE = re.compile(r"[a-z][a-z0-9-]*(?:/[a-z][a-z0-9-]*)+")
+_PATH_ROOTS = frozenset("packages apps vendor docs scripts src lib test tests node_modules dist build bin config "
+                        "examples tools".split())
+
+
 def _distinctive(name: Name) -> bool:
     """Whether a name could tell one place from another: not a plain word, a
     keyword, a number or version, a file name or a path (those are mentions of
     files, which the citation itself already names)."""
+    if name.kind == CODE and _SLASHED_NAME_RE.fullmatch(name.text):
+        return name.text.split("/", 1)[0] not in _PATH_ROOTS
     if name.kind == CODE and (_PLAIN_WORD_RE.fullmatch(name.text) or name.text in _KEYWORDS):
         return False
     return not (name.kind == STRING and name.text in _KEYWORDS)
@@ -369,6 +381,7 @@ class FileView:
     lines: list[str]
     declarations: dict[str, tuple[LineRange, ...]]  # dotted name -> spans, doc comments included
     words: WordIndex | None = None
+    prose: bool = False  # Markdown or plain text
 
     def text(self, r: LineRange) -> str:
         return "\n".join(self.lines[r.start - 1:r.end])
@@ -404,6 +417,11 @@ def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -
 
 # A line of nothing but closing brackets and separators: the end of something, never its start.
 _CLOSING_ONLY_RE = re.compile(r"^\s*[})\];,]*\s*$")
+# A line that only opens a comment (`/**`), and the keywords that, with brackets alone, make a line
+# with nothing of its own (`try {`, `} else {`, `return (`): nobody cites one of those by itself.
+_COMMENT_OPENERS = frozenset({"/**", "/*", "<!--"})
+_COMMENT_CLOSERS = frozenset({"*/", "-->"})
+_OPENER_WORDS_RE = re.compile(r"\b(?:try|else|finally|return|do)\b")
 # String literals and line comments: their brackets are not the code's.
 _NOT_BRACKETS_RE = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|`(?:[^`\\\n]|\\.)*`|//.*$")
 
@@ -415,13 +433,27 @@ def _suspect_shape(region: tuple[LineRange, ...], view: FileView) -> str | None:
     that closes what came before, `} else {`, `} from 'x'`, is a start.)"""
     for r in region:
         first, last = view.lines[r.start - 1], view.lines[r.end - 1]
-        if _CLOSING_ONLY_RE.match(first):
+        if _CLOSING_ONLY_RE.match(first) or first.strip() in _COMMENT_CLOSERS:
             what = "blank" if not first.strip() else f"only `{first.strip()}`"
             return f"line {r.start}, where the citation starts, is {what}: its lines have probably moved"
         if not last.strip():
             return f"line {r.end}, where the citation ends, is blank: its lines have probably moved"
+        if last.strip() in _COMMENT_OPENERS:
+            return (f"line {r.end}, where the citation ends, only opens a comment: what the comment says, "
+                    "and the code it documents, are below the cited lines, so they have probably moved")
+        if r.start == r.end and not alnum(_OPENER_WORDS_RE.sub("", first)):
+            return (f"line {r.start} is only `{first.strip()}`: a line with nothing of its own to cite, "
+                    "so the citation has probably moved")
+        opened = _comment_opened_inside(r, view.lines)
+        if opened:
+            return (f"the citation ends inside the comment that line {opened} opens, which goes on below it: "
+                    "a comment is cited whole or with the code it documents, so its lines have probably moved")
+        if view.prose:
+            continue  # a Markdown paragraph's brackets are its prose's, not a structure's
         depth = 0
         for n in range(r.start, r.end + 1):
+            if _is_comment(view.lines[n - 1]):
+                continue  # "(a chunk, a\n * turn boundary)" in a comment opens and closes nothing
             code = _NOT_BRACKETS_RE.sub("", view.lines[n - 1])
             if n == r.start:
                 code = code.lstrip().lstrip(")]}")
@@ -432,6 +464,24 @@ def _suspect_shape(region: tuple[LineRange, ...], view: FileView) -> str | None:
                     return (f"line {n} closes a bracket opened before the cited lines: they start inside "
                             "a construct and leave it, so they have probably moved")
     return None
+
+
+def _is_comment(line: str) -> bool:
+    return bool(_COMMENT_LINE_RE.match(line)) or line.strip() in _COMMENT_CLOSERS
+
+
+def _comment_opened_inside(r: LineRange, lines: list[str]) -> int | None:
+    """The line where a comment starts, when the cited part runs from code into
+    that comment and stops before the comment ends (the comment is about code below)."""
+    if r.start == r.end or r.end >= len(lines) or not _is_comment(lines[r.end - 1]):
+        return None
+    after = lines[r.end].strip()
+    if not _is_comment(after) or after.startswith(("/**", "/*")):
+        return None  # the comment ends with the citation, or another one starts below
+    n = r.end
+    while n > r.start and _is_comment(lines[n - 2]):
+        n -= 1
+    return n if n > r.start and lines[n - 2].strip() else None
 
 
 def _enclosing(region: tuple[LineRange, ...], view: FileView) -> list[str]:
@@ -459,6 +509,10 @@ def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | No
     if declared:
         return "declared at " + ", ".join(f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}"
                                           for s in declared[:3])
+    below = _block_below(view.lines, hi)
+    if below and any(squash(part) in squash(view.lines[n - 1])
+                     for n in range(below.start, below.end + 1) for part in {name, last}):
+        return None  # the cited line heads the block that holds it: `declare module 'x' {` for a member
     hits = view.find(name)
     if not hits or len(hits) > MAX_OTHER_PLACES:
         return ""  # nowhere, or so common in the file that its absence from the lines proves nothing
@@ -466,6 +520,25 @@ def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | No
         return None  # a key, heading or block the cited lines sit inside: `devDependencies` for a dependency
     shown = ", ".join(str(h) for h in hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
     return ("at line " if len(hits) == 1 else "at lines ") + shown
+
+
+MAX_BLOCK_BELOW = 300
+
+
+def _block_below(lines: list[str], k: int) -> LineRange | None:
+    """The body of the block line `k` opens (`interface X {`, `declare module 'y' {`),
+    when it closes within MAX_BLOCK_BELOW lines: a citation of a block's head speaks of its body."""
+    code = _NOT_BRACKETS_RE.sub("", lines[k - 1]).rstrip()
+    if not code.endswith(("{", "[", "(")):
+        return None
+    depth = 0
+    for n in range(k, min(len(lines), k + MAX_BLOCK_BELOW) + 1):
+        for ch in _NOT_BRACKETS_RE.sub("", lines[n - 1]):
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+        if depth <= 0:
+            return LineRange(k + 1, n - 1) if n > k + 1 else None
+    return None
 
 
 def _opens_block_around(lines: list[str], k: int, lo: int, hi: int) -> bool:
@@ -553,7 +626,9 @@ def _suspect_words(words: tuple[str, ...], region: tuple[LineRange, ...], view: 
     def weigh(ws: set[str]) -> float:
         return sum(index.weight(w) for w in ws)
 
-    here = held(0) | {w for w in stems if any(index.present(w, d.start, d.end) for d in _enclosing_docs(region, view))}
+    below = _block_below(view.lines, hi)
+    here = held(0) | {w for w in stems if any(index.present(w, d.start, d.end)
+                                              for d in _enclosing_docs(region, view) + ([below] if below else []))}
     best: tuple[float, int, set[str]] | None = None
     for k in sorted(range(-WORD_REACH, WORD_REACH + 1), key=abs):
         if k == 0 or lo + k < 1 or hi + k > index.size:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 BINARY_SNIFF_BYTES = 8000
 # Files whose declarations tree-sitter reads (the TypeScript grammar).
 SYMBOL_FILE_ENDINGS = frozenset({"ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"})
+PROSE_FILE_ENDINGS = (".md", ".mdx", ".markdown", ".txt", ".rst")
 
 
 @dataclass
@@ -260,7 +261,7 @@ class Verifier:
         if region and not (citation.has_anchor or citation.expected_code):
             declarations = self.symbols(snap, path).spans if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS else {}
             reason = suspect(Inferred(citation.inferred, citation.block, citation.words), region,
-                             FileView(text.lines, declarations, text.words()))
+                             FileView(text.lines, declarations, text.words(), path.endswith(PROSE_FILE_ENDINGS)))
             if reason:
                 return failed(Status.SUSPECT, reason, region)
         if pin.branch:
