@@ -492,6 +492,8 @@ class SearchWatch:
 
         self.spec = search.parse(fact_id)
         self.ends_only = self.spec.kind == "tree-docs"
+        self._changed: dict[str, tuple[tuple[str | None, str | None], ...]] = {}  # commit -> changed_paths
+        self.found: dict[tuple[str, str], list[int]] | None = None  # see `regrep`
 
     def needle_blobs(self, step: Step) -> set[str]:
         return set()
@@ -499,9 +501,26 @@ class SearchWatch:
     def changed_paths(self, step: Step) -> tuple[tuple[str | None, str | None], ...]:
         from .search import selected
 
-        wanted = "ADR" if self.spec.kind == "files" else "ADRMT"
-        return tuple((c.old_path, c.new_path) for c in step.changes if c.status in wanted and any(
-            selected(p, self.spec.pathspecs) for p in (c.old_path, c.new_path) if p))
+        sha = step.commit.sha
+        if sha not in self._changed:
+            wanted = "ADR" if self.spec.kind == "files" else "ADRMT"
+            self._changed[sha] = tuple((c.old_path, c.new_path) for c in step.changes if c.status in wanted and any(
+                selected(p, self.spec.pathspecs) for p in (c.old_path, c.new_path) if p))
+        return self._changed[sha]
+
+    def places(self, steps: list[Step]) -> list[tuple[str, str, str]]:
+        """(commit, path, blob) of each file a commit changes that this search reads again:
+        the regular files (git grep reads no link, no submodule)."""
+        from .search import REGULAR_MODES, fresh_paths
+
+        if self.ends_only or self.spec.kind != "search":
+            return []
+        out = []
+        for step in steps:
+            blobs = {c.new_path: c.new_blob for c in step.changes if c.new_path and c.new_mode in REGULAR_MODES}
+            out += [(step.commit.sha, p, blob) for p in fresh_paths(self.spec, self.changed_paths(step))
+                    if (blob := blobs.get(p))]
+        return out
 
     def touched_by(self, step: Step, holds_needle: Callable[[str], bool]) -> bool:
         return not self.ends_only and bool(self.changed_paths(step))
@@ -538,6 +557,7 @@ class ClaimsWalk:
         book = FactBook(self.repository, resolver=self.resolver)
         changed, touched = [], []
         try:
+            self._regrep([w for w in watches.values() if isinstance(w, SearchWatch)])
             book.many(ids, self.from_pin)
             histories = [self._at_from(c, book) for c in self.claims]
             tree = repo.snapshot(self.from_pin.sha, self.from_pin.name)
@@ -572,6 +592,32 @@ class ClaimsWalk:
                         ch.after = ch.current = _observed(ch.at_to)  # changed somewhere between: no commit is named
         return histories, changed, touched
 
+    def _regrep(self, watches: list[SearchWatch]) -> None:
+        """Each search's matches in the files the commits change, found before the walk:
+        each changed file is read once, in batches, to screen out those that cannot
+        match a search (search.may_match); git greps the rest, all commits of a search at once."""
+        from .search import literals, may_match, regrep
+
+        places = {id(w): w.places(self.steps) for w in watches}
+        screens = {id(w): literals(w.spec) for w in watches if places[id(w)]}
+        wanted: dict[str, list[SearchWatch]] = {}
+        for w in watches:
+            if screens.get(id(w)) is not None:
+                for _, _, blob in places[id(w)]:
+                    wanted.setdefault(blob, []).append(w)
+        passed: dict[int, set[str]] = {id(w): set() for w in watches}
+        blobs = sorted(wanted)
+        for start in range(0, len(blobs), 500):  # a batch's bytes at a time, not every file's
+            for blob, data in self.repository().read_blobs(blobs[start:start + 500]).items():
+                for w in wanted[blob]:
+                    if may_match(screens[id(w)], "-i" in w.spec.flags, data):
+                        passed[id(w)].add(blob)
+        git_dir = str(self.repository().repo.git_dir)
+        for w in watches:
+            screened = screens.get(id(w)) is not None
+            todo = [(sha, path) for sha, path, blob in places[id(w)] if not screened or blob in passed[id(w)]]
+            w.found = regrep(w.spec, git_dir, todo) if todo else {}
+
     def _at_from(self, claim: Claim, book: "FactBook") -> ClaimHistory:
         fact_id, _ = split_ref(claim.ref, self._known)
         if claim.problem or fact_id is None:
@@ -598,7 +644,7 @@ class ClaimsWalk:
         for i in touched:
             w = watches[i]
             if isinstance(w, SearchWatch):  # the changed files searched again, the rest kept
-                self._latest[i] = advance(w.spec, self._latest[i], tree, pin, w.changed_paths(step))
+                self._latest[i] = advance(w.spec, self._latest[i], tree, pin, w.changed_paths(step), w.found)
         book.many([i for i in touched if not isinstance(watches[i], SearchWatch)], pin)
         changed = 0
         for ch in claims:

@@ -27,7 +27,9 @@ from __future__ import annotations
 import fnmatch
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from . import cache
@@ -229,33 +231,128 @@ def _search_fact(search: Search, pin: Pin, hits: list[tuple[str, int]]) -> Fact:
 
 
 def advance(search: Search, before: Fact, snapshot: Snapshot, pin: Pin,
-            changed: tuple[tuple[str | None, str | None], ...]) -> Fact:
+            changed: tuple[tuple[str | None, str | None], ...],
+            found: dict[tuple[str, str], list[int]] | None = None) -> Fact:
     """The fact at a commit, from its value at the parent and the commit's changed
     paths (old path, new path): matches in the files the commit changed are
     searched again, the rest kept. Equal to `measure` at the commit, at the cost
-    of the changed files only (history walks many commits)."""
+    of the changed files only (history walks many commits). `found`: the matches
+    of `regrep` for (this commit, each of its fresh paths), grepped beforehand."""
     gone = {old for old, _ in changed if old}
-    fresh = sorted({new for _, new in changed if new and selected(new, search.pathspecs)})
+    fresh = fresh_paths(search, changed)
     if search.kind == "files":
         kept = [p for p in before.fields["paths"] if p not in gone]
         present = [p for p in fresh if snapshot.entry(p) is not None]
         return _files_fact(search, pin, sorted(set(kept) | set(present)))
     kept_hits = [(p, int(n)) for p, n in (ln.rsplit(":", 1) for ln in before.fields["lines"]) if p not in gone]
-    new_hits = _grep(search, snapshot, [f":(literal){p}" for p in fresh]) if fresh else []
+    if found is not None:
+        new_hits = [(p, n) for p in fresh for n in found.get((snapshot.sha, p), ())]
+    else:
+        new_hits = _grep(search, snapshot, [f":(literal){p}" for p in fresh]) if fresh else []
     return _search_fact(search, pin, sorted(kept_hits + new_hits))
+
+
+def fresh_paths(search: Search, changed: tuple[tuple[str | None, str | None], ...]) -> list[str]:
+    """The paths after a change (old path, new path) that the search reads again."""
+    return sorted({new for _, new in changed if new and selected(new, search.pathspecs)})
+
+
+REGULAR_MODES = ("100644", "100755")  # git grep reads a tree's regular files only: no link, no submodule
+_REGREP_ARGS = 60_000  # characters of COMMIT:PATH arguments given to one git grep
+
+
+def regrep(search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
+    """The lines matching the search in each (commit, path), all in one `git grep` (a few,
+    for many places) that names each file as COMMIT:PATH: git reads that blob with
+    the path's attributes, as it does in a grep of the commit's tree. `places` must be
+    regular files (REGULAR_MODES) the pathspecs select; the pathspecs are not applied here."""
+    out: dict[tuple[str, str], list[int]] = {}
+    todo = sorted(set(places))
+    args = ["grep", "-n", "-z", "-I", "--no-color", "--no-textconv", *(FLAGS[f] for f in search.flags)]
+    if not {"-E", "-F"} & set(search.flags):
+        args.append("--basic-regexp")
+    assert search.pattern is not None
+    start = 0
+    while start < len(todo):
+        end, size = start, 0
+        while end < len(todo) and (end == start or size < _REGREP_ARGS):
+            size += len(todo[end][0]) + len(todo[end][1]) + 2
+            end += 1
+        names = [f"{sha}:{path}" for sha, path in todo[start:end]]
+        text = _git(git_dir, *args, "-e", search.pattern, *names, "--", no_match_ok=True)
+        for record in text.split("\n"):
+            if record:
+                name, line, _text = record.split("\0", 2)
+                sha, path = name.split(":", 1)
+                out.setdefault((sha, path), []).append(int(line))
+        start = end
+    return out
+
+
+_ERE_META = set(".[]()*+?{}^$\\|")
+_BRE_META = set(".[]*^$\\")
+
+
+def literals(search: Search) -> tuple[bytes, ...] | None:
+    """Strings one of which every line the search matches holds (lower case under -i),
+    when the pattern shows them plainly: a fixed string, an alternation of plain
+    words, or a pattern's plain beginning. None when it does not: then any file may
+    match. A screen only, for `may_match`; git decides what matches."""
+    pattern = search.pattern
+    if pattern is None or "\n" in pattern or ("-i" in search.flags and not pattern.isascii()):
+        return None
+    if "-F" in search.flags:
+        found = [pattern]
+    else:
+        meta = _ERE_META if "-E" in search.flags else _BRE_META
+        if "-E" in search.flags and "|" in pattern:
+            found = pattern.split("|")  # only an alternation of plain words: one of them is in each match
+            if any(not word or meta & set(word) for word in found):
+                return None
+        else:
+            end = next((i for i, c in enumerate(pattern) if c in meta), len(pattern))
+            if end < len(pattern) and pattern[end] in "*?+{\\":
+                end -= 1  # a quantifier (or an escape that may be one) may repeat the last letter none times
+            found = [pattern[:max(end, 0)]]
+            if not found[0]:
+                return None
+    if "-i" in search.flags:
+        return tuple(word.lower().encode() for word in found)
+    return tuple(word.encode() for word in found)
+
+
+def may_match(words: tuple[bytes, ...] | None, ignore_case: bool, data: bytes) -> bool:
+    """Whether a file's bytes may hold a match of a search with these `literals`:
+    False only when they cannot (under -i, a file with a byte past ASCII may, as
+    a locale may fold case there)."""
+    if words is None:
+        return True
+    if ignore_case:
+        if not data.isascii():
+            return True
+        data = data.lower()
+    return any(w in data for w in words)
 
 
 def selected(path: str, pathspecs: tuple[str, ...]) -> bool:
     """Whether git's default pathspec rules select `path`: a spec without wildcards
     names a file or a folder; with them, `*` matches across `/`."""
-    def matches(spec: str) -> bool:
-        if not any(c in spec for c in "*?["):
-            return path == spec.rstrip("/") or path.startswith(spec.rstrip("/") + "/")
-        return fnmatch.fnmatchcase(path, spec)
+    includes, excludes = _selector(pathspecs)
+    return (not includes or any(m(path) for m in includes)) and not any(m(path) for m in excludes)
 
-    includes = [s for s in pathspecs if not s.startswith((":!", ":^"))]
-    excludes = [s[2:] for s in pathspecs if s.startswith((":!", ":^"))]
-    return (not includes or any(matches(s) for s in includes)) and not any(matches(s) for s in excludes)
+
+@lru_cache(maxsize=512)
+def _selector(pathspecs: tuple[str, ...]) -> tuple[list[Callable[[str], object]], list[Callable[[str], object]]]:
+    """Each pathspec compiled once (history asks about every changed path of every commit):
+    a spec without wildcards matches itself or what is under it; one with them, as fnmatchcase."""
+    def compiled(spec: str) -> Callable[[str], object]:
+        if not any(c in spec for c in "*?["):
+            return re.compile(re.escape(spec.rstrip("/")) + r"(?:/.*)?\Z", re.DOTALL).match
+        return re.compile(fnmatch.translate(spec)).match
+
+    includes = [compiled(s) for s in pathspecs if not s.startswith((":!", ":^"))]
+    excludes = [compiled(s[2:]) for s in pathspecs if s.startswith((":!", ":^"))]
+    return includes, excludes
 
 
 def _git(git_dir: str, *args: str, no_match_ok: bool = False) -> str:
