@@ -499,13 +499,14 @@ class SearchWatch:
         return set()
 
     def changed_paths(self, step: Step) -> tuple[tuple[str | None, str | None], ...]:
-        from .search import selected
+        from .search import selector
 
         sha = step.commit.sha
         if sha not in self._changed:
             wanted = "ADR" if self.spec.kind == "files" else "ADRMT"
-            self._changed[sha] = tuple((c.old_path, c.new_path) for c in step.changes if c.status in wanted and any(
-                selected(p, self.spec.pathspecs) for p in (c.old_path, c.new_path) if p))
+            selected = selector(self.spec.pathspecs)
+            self._changed[sha] = tuple((c.old_path, c.new_path) for c in step.changes if c.status in wanted and (
+                (c.old_path is not None and selected(c.old_path)) or (c.new_path is not None and selected(c.new_path))))
         return self._changed[sha]
 
     def places(self, steps: list[Step]) -> list[tuple[str, str, str]]:
@@ -562,7 +563,10 @@ class ClaimsWalk:
             histories = [self._at_from(c, book) for c in self.claims]
             tree = repo.snapshot(self.from_pin.sha, self.from_pin.name)
             parent = self.from_pin
-            for step in self.steps:
+            # No commit changes a fact measured at the ends only: with nothing else, nothing to walk.
+            walked = [] if all(isinstance(w, SearchWatch) and w.ends_only for w in watches.values()) else self.steps
+            changed, touched = [0] * (len(self.steps) - len(walked)), [False] * (len(self.steps) - len(walked))
+            for step in walked:
                 pin = _pin_of(step, self.to_pin)
                 tree = step.tree(tree)
                 repo.remember(tree)
@@ -592,6 +596,15 @@ class ClaimsWalk:
                         ch.after = ch.current = _observed(ch.at_to)  # changed somewhere between: no commit is named
         return histories, changed, touched
 
+    @staticmethod
+    def at_ends_only(claim: Claim) -> bool:
+        """Whether the claim's fact is measured at FROM and TO only (a tree-docs fact): no commit is walked for it."""
+        from .facts import registry
+        from .search import parse
+
+        fact_id = None if claim.problem else split_ref(claim.ref, set(registry()))[0]
+        return bool(fact_id and search_split(fact_id) and parse(fact_id).kind == "tree-docs")
+
     def _regrep(self, watches: list[SearchWatch]) -> None:
         """Each search's matches in the files the commits change, found before the walk:
         each changed file is read once, in batches, to screen out those that cannot
@@ -607,8 +620,8 @@ class ClaimsWalk:
                     wanted.setdefault(blob, []).append(w)
         passed: dict[int, set[str]] = {id(w): set() for w in watches}
         blobs = sorted(wanted)
-        for start in range(0, len(blobs), 500):  # a batch's bytes at a time, not every file's
-            for blob, data in self.repository().read_blobs(blobs[start:start + 500]).items():
+        for start in range(0, len(blobs), 200):  # a batch's bytes at a time, not every file's
+            for blob, data in self.repository().read_blobs(blobs[start:start + 200]).items():
                 for w in wanted[blob]:
                     if may_match(screens[id(w)], "-i" in w.spec.flags, data):
                         passed[id(w)].add(blob)
@@ -692,6 +705,16 @@ def _claims_elsewhere(git_dir: str, claims: list[Claim], from_pin: Pin, to_pin: 
         repository.repo.close()
 
 
+def _merge(here: list[bool], elsewhere: tuple[list[ClaimHistory], list[int], list[bool]],
+           ends: tuple[list[ClaimHistory], list[int], list[bool]]) -> tuple[list[ClaimHistory], list[int], list[bool]]:
+    """Two claims' walks of the same commits as one: the histories in the claims' order
+    (`here[i]`: the i-th claim is in `ends`), the commits' counts added."""
+    a, b = iter(elsewhere[0]), iter(ends[0])
+    histories = [next(b) if h else next(a) for h in here]
+    return (histories, [x + y for x, y in zip(elsewhere[1], ends[1])],
+            [x or y for x, y in zip(elsewhere[2], ends[2])])
+
+
 class Walk:
     """The citations' half of the pass, here, while the claims' half runs in a
     second process (or here after it, with one processor). `run` returns every
@@ -717,8 +740,12 @@ class Walk:
         claims = [c for f in self.files for c in f.claims]
         elsewhere = claims and parallel.workers() > 1 and hasattr(os, "fork")
         executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) if elsewhere else None
+        # The claims of facts measured at the two ends only (whole docs checks, the most work
+        # of all) are measured here after the citations, the others in the worker meanwhile.
+        here = [ClaimsWalk.at_ends_only(c) for c in claims] if executor else [False] * len(claims)
         try:
-            future = executor.submit(_claims_elsewhere, str(repo.repo.git_dir), claims, self.from_pin, self.to_pin,
+            future = executor.submit(_claims_elsewhere, str(repo.repo.git_dir),
+                                     [c for c, h in zip(claims, here) if not h], self.from_pin, self.to_pin,
                                      steps, self.resolver.config) if executor else None
             citations = self._citations_at_from()
             holding_at_from, by_file_at_from = self._holding(citations)
@@ -739,7 +766,9 @@ class Walk:
                 parent = pin
             self._at_to(citations)
             if future is not None:
-                histories, changed, touched = future.result()
+                ends = ClaimsWalk([c for c, h in zip(claims, here) if h], self.repository, self.from_pin, self.to_pin,
+                                  steps, self.resolver).run()
+                histories, changed, touched = _merge(here, future.result(), ends)
             else:
                 histories, changed, touched = ClaimsWalk(claims, self.repository, self.from_pin, self.to_pin,
                                                          steps, self.resolver).run()

@@ -254,7 +254,8 @@ def advance(search: Search, before: Fact, snapshot: Snapshot, pin: Pin,
 
 def fresh_paths(search: Search, changed: tuple[tuple[str | None, str | None], ...]) -> list[str]:
     """The paths after a change (old path, new path) that the search reads again."""
-    return sorted({new for _, new in changed if new and selected(new, search.pathspecs)})
+    chosen = selector(search.pathspecs)
+    return sorted({new for _, new in changed if new and chosen(new)})
 
 
 REGULAR_MODES = ("100644", "100755")  # git grep reads a tree's regular files only: no link, no submodule
@@ -337,22 +338,28 @@ def may_match(words: tuple[bytes, ...] | None, ignore_case: bool, data: bytes) -
 def selected(path: str, pathspecs: tuple[str, ...]) -> bool:
     """Whether git's default pathspec rules select `path`: a spec without wildcards
     names a file or a folder; with them, `*` matches across `/`."""
-    includes, excludes = _selector(pathspecs)
-    return (not includes or any(m(path) for m in includes)) and not any(m(path) for m in excludes)
+    return selector(pathspecs)(path)
 
 
 @lru_cache(maxsize=512)
-def _selector(pathspecs: tuple[str, ...]) -> tuple[list[Callable[[str], object]], list[Callable[[str], object]]]:
-    """Each pathspec compiled once (history asks about every changed path of every commit):
-    a spec without wildcards matches itself or what is under it; one with them, as fnmatchcase."""
-    def compiled(spec: str) -> Callable[[str], object]:
-        if not any(c in spec for c in "*?["):
-            return re.compile(re.escape(spec.rstrip("/")) + r"(?:/.*)?\Z", re.DOTALL).match
-        return re.compile(fnmatch.translate(spec)).match
+def selector(pathspecs: tuple[str, ...]) -> Callable[[str], bool]:
+    """`selected` for these pathspecs, compiled once (history asks about every changed
+    path of every commit): a spec without wildcards matches itself or what is under it;
+    one with them, as fnmatchcase does."""
+    def compiled(specs: list[str]) -> Callable[[str], object] | None:
+        if not specs:
+            return None
+        parts = [re.escape(s.rstrip("/")) + r"(?:/.*)?\Z" if not any(c in s for c in "*?[") else fnmatch.translate(s)
+                 for s in specs]
+        try:
+            return re.compile("|".join(f"(?:{p})" for p in parts), re.DOTALL).match
+        except re.error:  # patterns that cannot stand side by side in one expression: one at a time
+            each = [re.compile(p, re.DOTALL).match for p in parts]
+            return lambda path: any(m(path) for m in each)
 
-    includes = [compiled(s) for s in pathspecs if not s.startswith((":!", ":^"))]
-    excludes = [compiled(s[2:]) for s in pathspecs if s.startswith((":!", ":^"))]
-    return includes, excludes
+    include = compiled([s for s in pathspecs if not s.startswith((":!", ":^"))])
+    exclude = compiled([s[2:] for s in pathspecs if s.startswith((":!", ":^"))])
+    return lambda path: (include is None or include(path) is not None) and (exclude is None or not exclude(path))
 
 
 def _git(git_dir: str, *args: str, no_match_ok: bool = False) -> str:
