@@ -187,7 +187,7 @@ def test_one_grep_of_many_files_at_many_commits_is_each_commits_grep(odd_repo, e
             entry = snapshot.entry(path)
             assert entry is not None and entry.blob_sha is not None
             data = snapshot.read(entry.blob_sha)
-            assert search.may_match(words, "-i" in spec.flags, data), (expression, path)
+            assert search.may_match(words, "-i" in spec.flags, search.Screen(data)), (expression, path)
 
 
 @pytest.mark.parametrize("expression, words", [
@@ -207,11 +207,19 @@ def test_the_screen_keeps_only_what_every_match_holds(expression, words):
     assert search.literals(search.parse(expression)) == words
 
 
-def test_under_ignore_case_a_file_past_ascii_is_always_grepped():
-    assert search.may_match((b"k",), True, "\u212a".encode())  # KELVIN SIGN may fold to k
-    assert not search.may_match((b"k",), True, b"xyz")
-    assert search.may_match((b"k",), True, b"XKZ")
-    assert not search.may_match((b"k",), False, b"XKZ")
+def test_under_ignore_case_a_character_that_may_fold_to_ascii_is_grepped(monkeypatch):
+    def may(words, ignore_case, data):
+        return search.may_match(words, ignore_case, search.Screen(data))
+
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    assert may((b"k",), True, "\u212a".encode())  # KELVIN SIGN may fold to k
+    assert may((b"s",), True, "\u017f".encode())  # LONG S to s
+    assert not may((b"k",), True, "xyz \u5f85\u529e".encode())  # Chinese folds to nothing
+    assert not may((b"k",), True, b"xyz")
+    assert may((b"k",), True, b"XKZ")
+    assert not may((b"k",), False, b"XKZ")
+    monkeypatch.setenv("LC_ALL", "tr_TR.ISO-8859-9")  # a single-byte locale: any byte past ASCII may fold
+    assert may((b"i",), True, b"\xdd")
 
 
 @given(st.text(alphabet="ab/*.?[]!x", max_size=12), st.lists(st.text(alphabet="ab/*x:!^", max_size=8), max_size=3))
@@ -227,3 +235,30 @@ def test_compiled_pathspecs_select_as_fnmatch_does(path, specs):
     excludes = [s[2:] for s in specs if s.startswith((":!", ":^"))]
     expected = (not includes or any(matches(s) for s in includes)) and not any(matches(s) for s in excludes)
     assert search.selected(path, tuple(specs)) == expected
+
+
+@pytest.mark.parametrize("expression", SEARCHES + ["search(-i 'todo', 'src/**')", "search('x', ':!docs/**')"])
+def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_repo, expression, tmp_path,
+                                                                           monkeypatch):
+    from dshaudit import cache
+    from dshaudit.model import Pin
+
+    repository, (first, second) = odd_repo
+    spec = search.parse(expression)
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "derived"))
+    cache.begin()
+    try:
+        search.measure(spec, repository.snapshot(first), Pin("one", first))  # cached at the first commit
+        search.derive_many([spec], repository.snapshot(second), [second, first])
+        shard = cache.current().shard("searches", search.VERSION, search._SHAPE)
+        derived = shard.get(cache.digest(second, spec.kind, spec.text))
+    finally:
+        cache.end()
+    assert derived is not None
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "fresh"))
+    cache.begin()
+    try:
+        fresh = search.measure(spec, repository.snapshot(second), Pin("two", second))
+    finally:
+        cache.end()
+    assert [f"{p}:{n}" for p, n in sorted((p, int(n)) for p, n in derived)] == list(fresh.fields["lines"])

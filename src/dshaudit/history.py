@@ -609,7 +609,7 @@ class ClaimsWalk:
         """Each search's matches in the files the commits change, found before the walk:
         each changed file is read once, in batches, to screen out those that cannot
         match a search (search.may_match); git greps the rest, all commits of a search at once."""
-        from .search import literals, may_match, regrep
+        from .search import Screen, literals, may_match, regrep
 
         places = {id(w): w.places(self.steps) for w in watches}
         screens = {id(w): literals(w.spec) for w in watches if places[id(w)]}
@@ -622,8 +622,9 @@ class ClaimsWalk:
         blobs = sorted(wanted)
         for start in range(0, len(blobs), 200):  # a batch's bytes at a time, not every file's
             for blob, data in self.repository().read_blobs(blobs[start:start + 200]).items():
+                screen = Screen(data)
                 for w in wanted[blob]:
-                    if may_match(screens[id(w)], "-i" in w.spec.flags, data):
+                    if may_match(screens[id(w)], "-i" in w.spec.flags, screen):
                         passed[id(w)].add(blob)
         git_dir = str(self.repository().repo.git_dir)
         for w in watches:

@@ -198,6 +198,72 @@ def measure(search: Search, snapshot: Snapshot, pin: Pin) -> Fact:
     return _search_fact(search, pin, hits)
 
 
+def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) -> None:
+    """Searches not cached at the snapshot's commit but cached at one of `bases` (other
+    commits, e.g. the configured pins), derived from there and cached: the matches in
+    the files that differ are found again, the rest kept. Which files differ is git's
+    answer for the search's own pathspecs (`git diff-tree`), so the result is the
+    commit's grep. The files that differ are read once for all the searches and
+    screened (`may_match`); git greps the rest, one process a search. A search with
+    no cached base, or between commits whose .gitattributes differ, is left to `measure`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    shard = cache.current().shard("searches", VERSION, _SHAPE)
+    git_dir = str(snapshot.repository.repo.git_dir)
+    target = snapshot.sha
+    found: dict[Search, tuple[str, list[tuple[str, int]]]] = {}
+    for s in searches:
+        if s.kind != "search" or shard.get(cache.digest(target, s.kind, s.text)) is not None:
+            continue
+        for base in bases:
+            hit = shard.get(cache.digest(base, s.kind, s.text)) if base != target else None
+            if hit is not None:
+                found[s] = (base, [(p, int(n)) for p, n in hit])
+                break
+    same = {b: not _git(git_dir, "diff-tree", "-r", "--name-only", "--no-renames", b, target, "--",
+                        ".gitattributes", "*/.gitattributes") for b in {b for b, _ in found.values()}}
+    found = {s: v for s, v in found.items() if same[v[0]]}
+    if not found:
+        return
+
+    def changes(s: Search) -> list[tuple[str, str, str]]:
+        """(path, mode after, blob after) of each file the pathspecs select that differs."""
+        specs = list(s.pathspecs)
+        if specs and all(p.startswith((":!", ":^")) for p in specs):
+            specs.insert(0, ".")
+        out = _git(git_dir, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", found[s][0], target,
+                   "--", *specs).split("\0")
+        return [(path, meta.split(" ")[1], meta.split(" ")[3]) for meta, path in zip(out[0::2], out[1::2]) if meta]
+
+    with ThreadPoolExecutor(4) as pool:
+        changed = dict(zip(found, pool.map(changes, found)))
+    fresh = {s: [(p, blob) for p, mode, blob in changed[s] if mode in REGULAR_MODES] for s in found}
+    screens = {s: literals(s) for s in found}
+    wanted: dict[str, list[Search]] = {}
+    for s in found:
+        if screens[s] is not None:
+            for _, blob in fresh[s]:
+                wanted.setdefault(blob, []).append(s)
+    passed: dict[Search, set[str]] = {s: set() for s in found}
+    blobs = sorted(wanted)
+    for start in range(0, len(blobs), 200):  # a batch's bytes at a time
+        for blob, data in snapshot.read_many(blobs[start:start + 200]).items():
+            screen = Screen(data)
+            for s in wanted[blob]:
+                if may_match(screens[s], "-i" in s.flags, screen):
+                    passed[s].add(blob)
+
+    def regrepped(s: Search) -> list[tuple[str, int]]:
+        todo = [(target, p) for p, blob in fresh[s] if screens[s] is None or blob in passed[s]]
+        return [(p, n) for (_, p), ns in regrep(s, git_dir, todo).items() for n in ns] if todo else []
+
+    with ThreadPoolExecutor(4) as pool:
+        for s, new_hits in zip(found, pool.map(regrepped, found)):
+            gone = {p for p, _, _ in changed[s]}
+            hits = sorted([h for h in found[s][1] if h[0] not in gone] + new_hits)
+            shard.put(cache.digest(target, s.kind, s.text), [[p, n] for p, n in hits])
+
+
 def _files_fact(search: Search, pin: Pin, paths: list[str]) -> Fact:
     return Fact(search.text, search.definition, pin, FactStatus.OK, len(paths),
                 {"count": len(paths), "paths": tuple(paths)},
@@ -322,16 +388,60 @@ def literals(search: Search) -> tuple[bytes, ...] | None:
     return tuple(word.encode() for word in found)
 
 
-def may_match(words: tuple[bytes, ...] | None, ignore_case: bool, data: bytes) -> bool:
-    """Whether a file's bytes may hold a match of a search with these `literals`:
-    False only when they cannot (under -i, a file with a byte past ASCII may, as
-    a locale may fold case there)."""
+# The characters past ASCII whose upper or lower case is (or begins with) an ASCII letter
+# (K KELVIN SIGN, ſ LONG S, İ, ı, ß, the ligatures ﬁ ...): under -i a regular expression
+# library may match them to one, in UTF-8.
+_FOLDING = tuple(chr(c).encode() for c in (0xDF, 0x130, 0x131, 0x149, 0x17F, 0x1F0, 0x1E96, 0x1E97, 0x1E98, 0x1E99,
+                                           0x1E9A, 0x1E9E, 0x212A, 0xFB00, 0xFB01, 0xFB02, 0xFB03, 0xFB04, 0xFB05,
+                                           0xFB06))
+
+
+def _utf8_locale() -> bool:
+    """Whether git runs in a UTF-8 (or the C) locale, where only _FOLDING folds to ASCII."""
+    import os
+
+    name = os.environ.get("LC_ALL") or os.environ.get("LC_CTYPE") or os.environ.get("LANG") or "C"
+    return name in ("C", "POSIX") or name.lower().replace("-", "").endswith(("utf8", "utf8@euro"))
+
+
+_FOLDING_RE = re.compile(b"|".join(re.escape(f) for f in _FOLDING))
+
+
+class Screen:
+    """A file's bytes as `may_match` reads them, worked out once for every search that asks."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self._lower: bytes | None = None
+        self._folds: bool | None = None
+
+    @property
+    def lower(self) -> bytes:
+        if self._lower is None:
+            self._lower = self.data.lower()  # ASCII letters only
+        return self._lower
+
+    @property
+    def folds(self) -> bool:
+        """Whether a character past ASCII here may fold to an ASCII letter under -i."""
+        if self._folds is None:
+            self._folds = not self.data.isascii() and (not _utf8_locale() or _FOLDING_RE.search(self.data) is not None)
+        return self._folds
+
+
+def may_match(words: tuple[bytes, ...] | None, ignore_case: bool, screen: Screen) -> bool:
+    """Whether a file may hold a match of a search with these `literals`: False
+    only when it cannot. Under -i the file's ASCII letters are folded; a file with
+    a character that may fold to one (_FOLDING; in a locale other than UTF-8, any
+    byte past ASCII) may match."""
     if words is None:
         return True
     if ignore_case:
-        if not data.isascii():
+        if screen.folds:
             return True
-        data = data.lower()
+        data = screen.lower
+    else:
+        data = screen.data
     return any(w in data for w in words)
 
 
