@@ -609,27 +609,14 @@ class ClaimsWalk:
         """Each search's matches in the files the commits change, found before the walk:
         each changed file is read once, in batches, to screen out those that cannot
         match a search (search.may_match); git greps the rest, all commits of a search at once."""
-        from .search import Screen, literals, may_match, regrep
+        from .search import literals, regrep, screened
 
-        places = {id(w): w.places(self.steps) for w in watches}
-        screens = {id(w): literals(w.spec) for w in watches if places[id(w)]}
-        wanted: dict[str, list[SearchWatch]] = {}
-        for w in watches:
-            if screens.get(id(w)) is not None:
-                for _, _, blob in places[id(w)]:
-                    wanted.setdefault(blob, []).append(w)
-        passed: dict[int, set[str]] = {id(w): set() for w in watches}
-        blobs = sorted(wanted)
-        for start in range(0, len(blobs), 200):  # a batch's bytes at a time, not every file's
-            for blob, data in self.repository().read_blobs(blobs[start:start + 200]).items():
-                screen = Screen(data)
-                for w in wanted[blob]:
-                    if may_match(screens[id(w)], "-i" in w.spec.flags, screen):
-                        passed[id(w)].add(blob)
+        places = {w.spec: w.places(self.steps) for w in watches}
+        passed = screened({s: [blob for _, _, blob in p] for s, p in places.items() if p and literals(s) is not None},
+                          self.repository().read_blobs)
         git_dir = str(self.repository().repo.git_dir)
         for w in watches:
-            screened = screens.get(id(w)) is not None
-            todo = [(sha, path) for sha, path, blob in places[id(w)] if not screened or blob in passed[id(w)]]
+            todo = [(sha, path) for sha, path, blob in places[w.spec] if w.spec not in passed or blob in passed[w.spec]]
             w.found = regrep(w.spec, git_dir, todo) if todo else {}
 
     def _at_from(self, claim: Claim, book: "FactBook") -> ClaimHistory:

@@ -239,22 +239,11 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
         changed = dict(zip(found, pool.map(changes, found)))
     fresh = {s: [(p, blob) for p, mode, blob in changed[s] if mode in REGULAR_MODES] for s in found}
     screens = {s: literals(s) for s in found}
-    wanted: dict[str, list[Search]] = {}
-    for s in found:
-        if screens[s] is not None:
-            for _, blob in fresh[s]:
-                wanted.setdefault(blob, []).append(s)
-    passed: dict[Search, set[str]] = {s: set() for s in found}
-    blobs = sorted(wanted)
-    for start in range(0, len(blobs), 200):  # a batch's bytes at a time
-        for blob, data in snapshot.read_many(blobs[start:start + 200]).items():
-            screen = Screen(data)
-            for s in wanted[blob]:
-                if may_match(screens[s], "-i" in s.flags, screen):
-                    passed[s].add(blob)
+    passed = screened({s: [blob for _, blob in fresh[s]] for s in found if screens[s] is not None},
+                      snapshot.read_many)
 
     def regrepped(s: Search) -> list[tuple[str, int]]:
-        todo = [(target, p) for p, blob in fresh[s] if screens[s] is None or blob in passed[s]]
+        todo = [(target, p) for p, blob in fresh[s] if s not in passed or blob in passed[s]]
         return [(p, n) for (_, p), ns in regrep(s, git_dir, todo).items() for n in ns] if todo else []
 
     with ThreadPoolExecutor(4) as pool:
@@ -443,6 +432,26 @@ def may_match(words: tuple[bytes, ...] | None, ignore_case: bool, screen: Screen
     else:
         data = screen.data
     return any(w in data for w in words)
+
+
+def screened(wanted: dict[Search, list[str]], read: Callable[[list[str]], dict[str, bytes]]) -> dict[Search, set[str]]:
+    """For each search, those of its blobs that may hold a match (`may_match` with its
+    `literals`, which must not be None): each blob read once for all the searches that
+    want it, a batch's bytes at a time."""
+    by_blob: dict[str, list[Search]] = {}
+    for s, blobs in wanted.items():
+        for blob in blobs:
+            by_blob.setdefault(blob, []).append(s)
+    words = {s: literals(s) for s in wanted}
+    passed: dict[Search, set[str]] = {s: set() for s in wanted}
+    order = sorted(by_blob)
+    for start in range(0, len(order), 200):
+        for blob, data in read(order[start:start + 200]).items():
+            screen = Screen(data)
+            for s in by_blob[blob]:
+                if may_match(words[s], "-i" in s.flags, screen):
+                    passed[s].add(blob)
+    return passed
 
 
 def selected(path: str, pathspecs: tuple[str, ...]) -> bool:
