@@ -216,10 +216,19 @@ def lsp_keystroke_seconds(repo: str, cache_dir: Path, runs: int,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs of each command (default 5)")
+    parser.add_argument("--only", choices=("new-sha", "history", "history-pairs"),
+                        help="one section alone: the check at a new SHA against the warm check (new-sha), "
+                             "the history section (history), or its paired runs without the naive extrapolation")
     args = parser.parse_args()
     repo = os.environ.get("DSH_REPO")
     if not repo:
         raise SystemExit("bench: set DSH_REPO to a clone of deepseek-ai/deepseek-harness")
+    if args.only in ("history", "history-pairs"):
+        history_section(repo, args.runs, extrapolate=args.only == "history")
+        return
+    if args.only == "new-sha":
+        new_sha_section(repo, args.runs)
+        return
     exe = shutil.which("dshaudit") or str(Path(sys.executable).parent / "dshaudit")
     work = Path(tempfile.mkdtemp(prefix="dshaudit-bench-"))
     env = {**os.environ, "DSH_REPO": repo}
@@ -299,10 +308,37 @@ def main() -> None:
     history_section(repo, args.runs)
 
 
+def new_sha_section(repo: str, runs: int) -> None:
+    """The warm check and the check at rc2 from a cache warm at rc7, alone, with their target."""
+    exe = shutil.which("dshaudit") or str(Path(sys.executable).parent / "dshaudit")
+    work = Path(tempfile.mkdtemp(prefix="dshaudit-bench-new-sha-"))
+    cache, seeded = work / "cache", work / "cache-rc7"
+    env = {**os.environ, "DSH_REPO": repo, "DSHAUDIT_CACHE_DIR": str(cache)}
+
+    def cache_from_rc7():
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.copytree(seeded, cache)
+
+    print("dshaudit (findings/ of this repository), new SHA:", flush=True)
+    try:
+        run_once([exe, "check"], env, ROOT)
+        warm = measure("check, warm cache", [exe, "check"], runs, env, ROOT)
+        shutil.copytree(cache, seeded)
+        new = measure("check --pin rc2, cache warm from rc7", [exe, "check", "--pin", "rc2"], runs, env, ROOT,
+                      cache_from_rc7)
+        changed, parse_s = changed_parse_seconds(repo)
+        print(f"  parsing the {changed} detector files that changed rc7 -> rc2, once, in-process: {parse_s:.3f} s")
+        budget = 1.5 * warm["median"] + parse_s
+        print(f"  check at rc2 from a warm rc7 cache    {new['median']:5.2f} s   "
+              f"(target <= 1.5 x warm + parse of changed = {budget:.2f} s; ratio {new['median'] / budget:.2f})")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # -- history (a section of its own) ------------------------------------------------
 
 
-def history_section(repo: str, runs: int) -> None:
+def history_section(repo: str, runs: int, extrapolate: bool = True) -> None:
     """`history --from rc7 --to rc2` against one cold `check --pin rc2`, both from an
     empty cache, run in turn (A B A B ...) so that each ratio compares neighbours;
     and the naive way to learn the same: a `check` at every 10th first-parent
@@ -329,6 +365,12 @@ def history_section(repo: str, runs: int) -> None:
             print(f"  {text:<44} min {min(walls[label]):6.3f} s  median {statistics.median(walls[label]):6.3f} s  "
                   f"peak {max(peaks[label]):4d} MiB", flush=True)
         ratios = [h / c for h, c in zip(walls["history"], walls["check"])]
+        ratio_line = (f"  history / cold check --pin rc2        {statistics.median(ratios):5.2f}x   (target <= 2.0x; pairs: "
+                      + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+        if not extrapolate:
+            print("ratios and targets (medians):")
+            print(ratio_line)
+            return
         commits = subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--first-parent", "--reverse", f"{RC7}..{RC2}"],
                                  capture_output=True, text=True, check=True).stdout.split()
         shutil.rmtree(cache, ignore_errors=True)
@@ -344,8 +386,7 @@ def history_section(repo: str, runs: int) -> None:
         print(f"  check at every 10th commit ({len(sampled)} of {len(commits)}), from a cache warm at rc7: "
               f"{naive:.2f} s, {per_check:.2f} s each", flush=True)
         print("ratios and targets (medians):")
-        print(f"  history / cold check --pin rc2        {statistics.median(ratios):5.2f}x   (target <= 2.0x; pairs: "
-              + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+        print(ratio_line)
         print(f"  naive: a check at each of the {len(commits)} commits, extrapolated   {per_check * len(commits):6.1f} s   "
               f"({per_check * len(commits) / statistics.median(walls['history']):.0f}x history, which also finds edits "
               "under a matching anchor and restorations that per-commit checks of status alone would not say)")

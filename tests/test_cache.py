@@ -259,3 +259,22 @@ def test_another_tree_sitter_version_changes_every_detector_version(monkeypatch)
     before = facts.detector_version(spec)
     monkeypatch.setattr(facts, "library_versions", lambda: installed.replace("tree-sitter==", "tree-sitter==0.0.1+"))
     assert facts.detector_version(spec) != before
+
+
+def test_an_entry_is_checked_once_and_again_after_it_is_replaced(tmp_path):
+    from dshaudit.cache import Shard, shaped
+
+    calls = []
+    check = shaped([int])
+
+    def counted(value):
+        calls.append(value)
+        return check(value)
+
+    shard = Shard(None, shape=counted)
+    shard.entries = {"a": [1, 2], "b": [1, "x"]}  # as read from disk
+    assert shard.get("a") == [1, 2] and shard.get("a") == [1, 2] and len(calls) == 1
+    assert shard.get("b") is None and "b" not in shard.entries  # the wrong shape is dropped
+    shard.put("a", ["not", "ints"])
+    shard.added = {}  # flushed: what is read next is checked again
+    assert shard.get("a") is None

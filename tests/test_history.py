@@ -378,3 +378,23 @@ def test_searches_are_followed_commit_by_commit(work, tmp_path):
     check = run_cli("check", "--pin", "new", "--format", "json")
     assert [c["status"] for c in check.json["claims"]] == [c["status_at_to"] for c in run.json["claims"]]
     assert all(c["followed"] for c in run.json["claims"])
+
+
+def test_tree_docs_claims_walked_here_and_the_rest_elsewhere_give_one_history(work, tmp_path, monkeypatch):
+    """With two processors the claims of facts measured at the ends only (tree-docs) are
+    measured in this process, the others in the worker: the claims keep their order and
+    the commits' counts add up, as with one processor."""
+    (tmp_path / "findings" / "b.md").write_text(
+        "---\npin: old\n---\n"
+        "`claim: search('runLoop', 'src/**').count == 1`\n"
+        "`claim: tree-docs('NOTES.md').documents == 1`\n"
+        "`claim: files('src/*.ts').count == 3`\n"
+        "`claim: tree-docs('NOTES.md', 'new').count == 0`\n"
+        "`claim: search('header').count == 0`\n")
+    both = run_cli("history", "--from", "old", "--to", "new", "--format", "json")
+    kinds = [c["claim"].split("(", 1)[0] for c in both.json["claims"]]
+    assert kinds[-5:] == ["search", "tree-docs", "files", "tree-docs", "search"], kinds
+    assert [c["followed"] for c in both.json["claims"][-5:]] == [True, False, True, False, True]
+    assert sum(c["claims_changed"] for c in both.json["commits"]) > 0
+    monkeypatch.setenv("DSHAUDIT_WORKERS", "1")
+    assert run_cli("history", "--from", "old", "--to", "new", "--format", "json").stdout == both.stdout

@@ -133,3 +133,132 @@ def test_a_search_ref_splits_at_its_closing_parenthesis():
     assert split_ref("search('a.b', 'c.d').files", set()) == ("search('a.b', 'c.d')", "files")
     assert split_ref("search('a)b')", set()) == ("search('a)b')", None)
     assert split_ref("searchx('a')", set()) == (None, None)
+
+
+# -- many files at many commits in one git grep (history), and the screen before it --------
+
+
+@pytest.fixture(scope="module")
+def odd_repo(tmp_path_factory):
+    """Two commits with what a tree grep skips or reads specially: a link to a matching
+    file, a binary file, a Chinese line, upper and lower case, words inside words."""
+    from fixture_repo import _commit, _write, git
+
+    root = tmp_path_factory.mktemp("odd")
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "src/a.ts", "// TODO: one\nconst TodoList = 1;\nconst x = todo_item;\n")
+    _write(root, "src/b.md", "## Notes\nSee [x](../src/a.ts#L2) and 待办 TODO\n")
+    _write(root, "bin/blob.dat", b"TODO\x00\x01binary")
+    _write(root, "docs/case.txt", "Ollama OLLAMA ollama\nnothing here\n")
+    (root / "src").joinpath("link.ts").symlink_to("a.ts")
+    first = _commit(root, "one", "2026-01-01T00:00:00Z", "one")
+    _write(root, "src/a.ts", "// FIXME later\n// HACK: two\nconst TodoList = 2;\n")
+    _write(root, "docs/case.txt", "no match\n")
+    _write(root, "docs/new.md", "## Heading\nA link [y](a.ts#L9)\n")
+    second = _commit(root, "two", "2026-01-02T00:00:00Z", "two")
+    from dshaudit.repository import DshRepository
+
+    return DshRepository(root / ".git", str(root / ".git")), (first, second)
+
+
+SEARCHES = [
+    "search(-i -w -E 'TODO|FIXME|HACK')", "search(-w -E 'TODO|FIXME|HACK')", "search('TODO')",
+    "search(-i 'ollama')", "search(-F 'TodoList =')", "search(-E 'Todo(List)? =')", "search('^## ')",
+    "search(-E '\\]\\([^)]*#L[0-9]')", "search('Todo*List')", "search(-i '待办')", "search('待办')",
+    "search(-F 'nowhere')",
+]
+
+
+@pytest.mark.parametrize("expression", SEARCHES)
+def test_one_grep_of_many_files_at_many_commits_is_each_commits_grep(odd_repo, expression):
+    repository, commits = odd_repo
+    spec = search.parse(expression)
+    git_dir = str(repository.repo.git_dir)
+    places = [(sha, p) for sha in commits for p in repository.snapshot(sha).paths()
+              if (e := repository.snapshot(sha).entry(p)) is not None and e.kind == "blob"]
+    found = search.regrep(spec, git_dir, places)
+    for sha in commits:
+        snapshot = repository.snapshot(sha)
+        whole = search._grep(spec, snapshot, ["."])  # the tree's grep: the link and the binary file skipped
+        assert sorted((p, n) for (s, p), ns in found.items() if s == sha for n in ns) == sorted(whole)
+        # The screen never drops a file that has a match.
+        words = search.literals(spec)
+        for path in {p for p, _ in whole}:
+            entry = snapshot.entry(path)
+            assert entry is not None and entry.blob_sha is not None
+            data = snapshot.read(entry.blob_sha)
+            assert search.may_match(words, "-i" in spec.flags, search.Screen(data)), (expression, path)
+
+
+@pytest.mark.parametrize("expression, words", [
+    ("search(-F 'a.b|c')", (b"a.b|c",)),
+    ("search(-i -E 'TODO|Fixme')", (b"todo", b"fixme")),
+    ("search(-E 'agents\\.(create|resume)')", None),  # an alternation inside a group: no screen
+    ("search(-E 'await approv(al)')", (b"await approv",)),
+    ("search(-E 'Servic+e')", (b"Servi",)),  # `c+` may be one c: the letter before a quantifier is dropped
+    ("search('new [A-Z]')", (b"new ",)),
+    ("search('ab*c')", (b"a",)),
+    ("search('^## ')", None),
+    ("search(-E 'a||b')", None),  # an empty alternative matches every line
+    ("search(-i '待办')", None),  # case folding beyond ASCII is the locale's
+    ("search('待办')", ("待办".encode(),)),
+])
+def test_the_screen_keeps_only_what_every_match_holds(expression, words):
+    assert search.literals(search.parse(expression)) == words
+
+
+def test_under_ignore_case_a_character_that_may_fold_to_ascii_is_grepped(monkeypatch):
+    def may(words, ignore_case, data):
+        return search.may_match(words, ignore_case, search.Screen(data))
+
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    assert may((b"k",), True, "\u212a".encode())  # KELVIN SIGN may fold to k
+    assert may((b"s",), True, "\u017f".encode())  # LONG S to s
+    assert not may((b"k",), True, "xyz \u5f85\u529e".encode())  # Chinese folds to nothing
+    assert not may((b"k",), True, b"xyz")
+    assert may((b"k",), True, b"XKZ")
+    assert not may((b"k",), False, b"XKZ")
+    monkeypatch.setenv("LC_ALL", "tr_TR.ISO-8859-9")  # a single-byte locale: any byte past ASCII may fold
+    assert may((b"i",), True, b"\xdd")
+
+
+@given(st.text(alphabet="ab/*.?[]!x", max_size=12), st.lists(st.text(alphabet="ab/*x:!^", max_size=8), max_size=3))
+def test_compiled_pathspecs_select_as_fnmatch_does(path, specs):
+    import fnmatch
+
+    def matches(spec: str) -> bool:
+        if not any(c in spec for c in "*?["):
+            return path == spec.rstrip("/") or path.startswith(spec.rstrip("/") + "/")
+        return fnmatch.fnmatchcase(path, spec)
+
+    includes = [s for s in specs if not s.startswith((":!", ":^"))]
+    excludes = [s[2:] for s in specs if s.startswith((":!", ":^"))]
+    expected = (not includes or any(matches(s) for s in includes)) and not any(matches(s) for s in excludes)
+    assert search.selected(path, tuple(specs)) == expected
+
+
+@pytest.mark.parametrize("expression", SEARCHES + ["search(-i 'todo', 'src/**')", "search('x', ':!docs/**')"])
+def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_repo, expression, tmp_path,
+                                                                           monkeypatch):
+    from dshaudit import cache
+    from dshaudit.model import Pin
+
+    repository, (first, second) = odd_repo
+    spec = search.parse(expression)
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "derived"))
+    cache.begin()
+    try:
+        search.measure(spec, repository.snapshot(first), Pin("one", first))  # cached at the first commit
+        search.derive_many([spec], repository.snapshot(second), [second, first])
+        shard = cache.current().shard("searches", search.VERSION, search._SHAPE)
+        derived = shard.get(cache.digest(second, spec.kind, spec.text))
+    finally:
+        cache.end()
+    assert derived is not None
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "fresh"))
+    cache.begin()
+    try:
+        fresh = search.measure(spec, repository.snapshot(second), Pin("two", second))
+    finally:
+        cache.end()
+    assert [f"{p}:{n}" for p, n in sorted((p, int(n)) for p, n in derived)] == list(fresh.fields["lines"])

@@ -51,30 +51,36 @@ def shaped(template: Any) -> Callable[[Any], bool]:
     of strings to T; any other dict, exactly its keys (a key ending in `?` may be
     missing), each of its shape."""
 
-    def ok(value: Any, t: Any) -> bool:
+    # The template is turned into nested checks once: a shard's entries are many, and
+    # each is checked on its first read (a list of 200 positions is 200 checks).
+    def compiled(t: Any) -> Callable[[Any], bool]:
         if t is object:
-            return True
+            return lambda value: True
         if isinstance(t, tuple):
-            return any(ok(value, a) for a in t)
+            alternatives = [compiled(a) for a in t]
+            return lambda value: any(c(value) for c in alternatives)
         if isinstance(t, type):
-            return isinstance(value, t) and not (t in (int, float) and isinstance(value, bool))
+            if t in (int, float):
+                return lambda value: isinstance(value, t) and not isinstance(value, bool)
+            return lambda value: isinstance(value, t)
         if isinstance(t, list):
-            if not isinstance(value, list):
-                return False
             if len(t) == 1:
-                return all(ok(v, t[0]) for v in value)
-            return len(value) == len(t) and all(ok(v, u) for v, u in zip(value, t))
+                each = compiled(t[0])
+                return lambda value: isinstance(value, list) and all(each(v) for v in value)
+            items = [compiled(u) for u in t]
+            return lambda value: isinstance(value, list) and len(value) == len(items) and all(
+                c(v) for v, c in zip(value, items))
         if isinstance(t, dict):
-            if not isinstance(value, dict):
-                return False
             if list(t) == [str]:
-                return all(isinstance(k, str) and ok(v, t[str]) for k, v in value.items())
-            wanted = {k.rstrip("?"): (k.endswith("?"), u) for k, u in t.items()}
-            return set(value) <= set(wanted) and all(
-                (k in value and ok(value[k], u)) or (optional and k not in value) for k, (optional, u) in wanted.items())
+                inner = compiled(t[str])
+                return lambda value: isinstance(value, dict) and all(
+                    isinstance(k, str) and inner(v) for k, v in value.items())
+            wanted = {k.rstrip("?"): (k.endswith("?"), compiled(u)) for k, u in t.items()}
+            return lambda value: isinstance(value, dict) and set(value) <= set(wanted) and all(
+                (k in value and c(value[k])) or (optional and k not in value) for k, (optional, c) in wanted.items())
         raise TypeError(f"not a shape: {t!r}")
 
-    return lambda value: ok(value, template)
+    return compiled(template)
 
 
 class Shard:
@@ -88,12 +94,13 @@ class Shard:
         self.shape = shape
         self.entries: dict[str, object] = {}
         self.added: dict[str, object] = {}
+        self.checked: set[str] = set()  # entries read from disk whose shape is known good
         if path is not None:
             self.entries = _load(path, key)
 
     def get(self, key: str) -> Any:
         value = self.entries.get(key)
-        if value is not None and self.shape is not None and key not in self.added:
+        if value is not None and self.shape is not None and key not in self.added and key not in self.checked:
             try:
                 usable = self.shape(value)
             except (TypeError, ValueError, KeyError, IndexError, AttributeError):
@@ -101,6 +108,7 @@ class Shard:
             if not usable:
                 del self.entries[key]
                 return None
+            self.checked.add(key)
         return value
 
     def keys(self) -> list[str]:
@@ -109,6 +117,7 @@ class Shard:
     def put(self, key: str, value: Any) -> None:
         self.entries[key] = value
         self.added[key] = value
+        self.checked.discard(key)
 
     def flush(self) -> None:
         if self.path is None or not self.added:

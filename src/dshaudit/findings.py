@@ -439,6 +439,9 @@ def _source_fences(pending: list, lines: list[str], fences: list[tuple[int, int]
 def _fence_beside(line_index: int, lines: list[str], fences: list[tuple[int, int]]) -> tuple[int, int] | None:
     """The fence that ends just above the line (a few plain lines may stand between), or starts just below it."""
     for a, b in fences:
+        # Only a fence a few lines away can qualify: the far ones are skipped before their lines are read.
+        if not (0 <= line_index - b <= MAX_LINES_BETWEEN + 2 or 0 <= a - line_index - 1 <= MAX_LINES_BETWEEN + 2):
+            continue
         between = lines[b:line_index] if b <= line_index else lines[line_index + 1:a] if a > line_index else None
         if between is None:
             continue

@@ -492,16 +492,36 @@ class SearchWatch:
 
         self.spec = search.parse(fact_id)
         self.ends_only = self.spec.kind == "tree-docs"
+        self._changed: dict[str, tuple[tuple[str | None, str | None], ...]] = {}  # commit -> changed_paths
+        self.found: dict[tuple[str, str], list[int]] | None = None  # see `regrep`
 
     def needle_blobs(self, step: Step) -> set[str]:
         return set()
 
     def changed_paths(self, step: Step) -> tuple[tuple[str | None, str | None], ...]:
-        from .search import selected
+        from .search import selector
 
-        wanted = "ADR" if self.spec.kind == "files" else "ADRMT"
-        return tuple((c.old_path, c.new_path) for c in step.changes if c.status in wanted and any(
-            selected(p, self.spec.pathspecs) for p in (c.old_path, c.new_path) if p))
+        sha = step.commit.sha
+        if sha not in self._changed:
+            wanted = "ADR" if self.spec.kind == "files" else "ADRMT"
+            selected = selector(self.spec.pathspecs)
+            self._changed[sha] = tuple((c.old_path, c.new_path) for c in step.changes if c.status in wanted and (
+                (c.old_path is not None and selected(c.old_path)) or (c.new_path is not None and selected(c.new_path))))
+        return self._changed[sha]
+
+    def places(self, steps: list[Step]) -> list[tuple[str, str, str]]:
+        """(commit, path, blob) of each file a commit changes that this search reads again:
+        the regular files (git grep reads no link, no submodule)."""
+        from .search import REGULAR_MODES, fresh_paths
+
+        if self.ends_only or self.spec.kind != "search":
+            return []
+        out = []
+        for step in steps:
+            blobs = {c.new_path: c.new_blob for c in step.changes if c.new_path and c.new_mode in REGULAR_MODES}
+            out += [(step.commit.sha, p, blob) for p in fresh_paths(self.spec, self.changed_paths(step))
+                    if (blob := blobs.get(p))]
+        return out
 
     def touched_by(self, step: Step, holds_needle: Callable[[str], bool]) -> bool:
         return not self.ends_only and bool(self.changed_paths(step))
@@ -538,11 +558,15 @@ class ClaimsWalk:
         book = FactBook(self.repository, resolver=self.resolver)
         changed, touched = [], []
         try:
+            self._regrep([w for w in watches.values() if isinstance(w, SearchWatch)])
             book.many(ids, self.from_pin)
             histories = [self._at_from(c, book) for c in self.claims]
             tree = repo.snapshot(self.from_pin.sha, self.from_pin.name)
             parent = self.from_pin
-            for step in self.steps:
+            # No commit changes a fact measured at the ends only: with nothing else, nothing to walk.
+            walked = [] if all(isinstance(w, SearchWatch) and w.ends_only for w in watches.values()) else self.steps
+            changed, touched = [0] * (len(self.steps) - len(walked)), [False] * (len(self.steps) - len(walked))
+            for step in walked:
                 pin = _pin_of(step, self.to_pin)
                 tree = step.tree(tree)
                 repo.remember(tree)
@@ -572,6 +596,29 @@ class ClaimsWalk:
                         ch.after = ch.current = _observed(ch.at_to)  # changed somewhere between: no commit is named
         return histories, changed, touched
 
+    @staticmethod
+    def at_ends_only(claim: Claim) -> bool:
+        """Whether the claim's fact is measured at FROM and TO only (a tree-docs fact): no commit is walked for it."""
+        from .facts import registry
+        from .search import parse
+
+        fact_id = None if claim.problem else split_ref(claim.ref, set(registry()))[0]
+        return bool(fact_id and search_split(fact_id) and parse(fact_id).kind == "tree-docs")
+
+    def _regrep(self, watches: list[SearchWatch]) -> None:
+        """Each search's matches in the files the commits change, found before the walk:
+        each changed file is read once, in batches, to screen out those that cannot
+        match a search (search.may_match); git greps the rest, all commits of a search at once."""
+        from .search import literals, regrep, screened
+
+        places = {w.spec: w.places(self.steps) for w in watches}
+        passed = screened({s: [blob for _, _, blob in p] for s, p in places.items() if p and literals(s) is not None},
+                          self.repository().read_blobs)
+        git_dir = str(self.repository().repo.git_dir)
+        for w in watches:
+            todo = [(sha, path) for sha, path, blob in places[w.spec] if w.spec not in passed or blob in passed[w.spec]]
+            w.found = regrep(w.spec, git_dir, todo) if todo else {}
+
     def _at_from(self, claim: Claim, book: "FactBook") -> ClaimHistory:
         fact_id, _ = split_ref(claim.ref, self._known)
         if claim.problem or fact_id is None:
@@ -598,7 +645,7 @@ class ClaimsWalk:
         for i in touched:
             w = watches[i]
             if isinstance(w, SearchWatch):  # the changed files searched again, the rest kept
-                self._latest[i] = advance(w.spec, self._latest[i], tree, pin, w.changed_paths(step))
+                self._latest[i] = advance(w.spec, self._latest[i], tree, pin, w.changed_paths(step), w.found)
         book.many([i for i in touched if not isinstance(watches[i], SearchWatch)], pin)
         changed = 0
         for ch in claims:
@@ -646,6 +693,16 @@ def _claims_elsewhere(git_dir: str, claims: list[Claim], from_pin: Pin, to_pin: 
         repository.repo.close()
 
 
+def _merge(here: list[bool], elsewhere: tuple[list[ClaimHistory], list[int], list[bool]],
+           ends: tuple[list[ClaimHistory], list[int], list[bool]]) -> tuple[list[ClaimHistory], list[int], list[bool]]:
+    """Two claims' walks of the same commits as one: the histories in the claims' order
+    (`here[i]`: the i-th claim is in `ends`), the commits' counts added."""
+    a, b = iter(elsewhere[0]), iter(ends[0])
+    histories = [next(b) if h else next(a) for h in here]
+    return (histories, [x + y for x, y in zip(elsewhere[1], ends[1])],
+            [x or y for x, y in zip(elsewhere[2], ends[2])])
+
+
 class Walk:
     """The citations' half of the pass, here, while the claims' half runs in a
     second process (or here after it, with one processor). `run` returns every
@@ -671,8 +728,12 @@ class Walk:
         claims = [c for f in self.files for c in f.claims]
         elsewhere = claims and parallel.workers() > 1 and hasattr(os, "fork")
         executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) if elsewhere else None
+        # The claims of facts measured at the two ends only (whole docs checks, the most work
+        # of all) are measured here after the citations, the others in the worker meanwhile.
+        here = [ClaimsWalk.at_ends_only(c) for c in claims] if executor else [False] * len(claims)
         try:
-            future = executor.submit(_claims_elsewhere, str(repo.repo.git_dir), claims, self.from_pin, self.to_pin,
+            future = executor.submit(_claims_elsewhere, str(repo.repo.git_dir),
+                                     [c for c, h in zip(claims, here) if not h], self.from_pin, self.to_pin,
                                      steps, self.resolver.config) if executor else None
             citations = self._citations_at_from()
             holding_at_from, by_file_at_from = self._holding(citations)
@@ -693,7 +754,9 @@ class Walk:
                 parent = pin
             self._at_to(citations)
             if future is not None:
-                histories, changed, touched = future.result()
+                ends = ClaimsWalk([c for c, h in zip(claims, here) if h], self.repository, self.from_pin, self.to_pin,
+                                  steps, self.resolver).run()
+                histories, changed, touched = _merge(here, future.result(), ends)
             else:
                 histories, changed, touched = ClaimsWalk(claims, self.repository, self.from_pin, self.to_pin,
                                                          steps, self.resolver).run()

@@ -27,7 +27,9 @@ from __future__ import annotations
 import fnmatch
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from . import cache
@@ -196,6 +198,61 @@ def measure(search: Search, snapshot: Snapshot, pin: Pin) -> Fact:
     return _search_fact(search, pin, hits)
 
 
+def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) -> None:
+    """Searches not cached at the snapshot's commit but cached at one of `bases` (other
+    commits, e.g. the configured pins), derived from there and cached: the matches in
+    the files that differ are found again, the rest kept. Which files differ is git's
+    answer for the search's own pathspecs (`git diff-tree`), so the result is the
+    commit's grep. The files that differ are read once for all the searches and
+    screened (`may_match`); git greps the rest, one process a search. A search with
+    no cached base, or between commits whose .gitattributes differ, is left to `measure`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    shard = cache.current().shard("searches", VERSION, _SHAPE)
+    git_dir = str(snapshot.repository.repo.git_dir)
+    target = snapshot.sha
+    found: dict[Search, tuple[str, list[tuple[str, int]]]] = {}
+    for s in searches:
+        if s.kind != "search" or shard.get(cache.digest(target, s.kind, s.text)) is not None:
+            continue
+        for base in bases:
+            hit = shard.get(cache.digest(base, s.kind, s.text)) if base != target else None
+            if hit is not None:
+                found[s] = (base, [(p, int(n)) for p, n in hit])
+                break
+    same = {b: not _git(git_dir, "diff-tree", "-r", "--name-only", "--no-renames", b, target, "--",
+                        ".gitattributes", "*/.gitattributes") for b in {b for b, _ in found.values()}}
+    found = {s: v for s, v in found.items() if same[v[0]]}
+    if not found:
+        return
+
+    def changes(s: Search) -> list[tuple[str, str, str]]:
+        """(path, mode after, blob after) of each file the pathspecs select that differs."""
+        specs = list(s.pathspecs)
+        if specs and all(p.startswith((":!", ":^")) for p in specs):
+            specs.insert(0, ".")
+        out = _git(git_dir, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", found[s][0], target,
+                   "--", *specs).split("\0")
+        return [(path, meta.split(" ")[1], meta.split(" ")[3]) for meta, path in zip(out[0::2], out[1::2]) if meta]
+
+    with ThreadPoolExecutor(4) as pool:
+        changed = dict(zip(found, pool.map(changes, found)))
+    fresh = {s: [(p, blob) for p, mode, blob in changed[s] if mode in REGULAR_MODES] for s in found}
+    screens = {s: literals(s) for s in found}
+    passed = screened({s: [blob for _, blob in fresh[s]] for s in found if screens[s] is not None},
+                      snapshot.read_many)
+
+    def regrepped(s: Search) -> list[tuple[str, int]]:
+        todo = [(target, p) for p, blob in fresh[s] if s not in passed or blob in passed[s]]
+        return [(p, n) for (_, p), ns in regrep(s, git_dir, todo).items() for n in ns] if todo else []
+
+    with ThreadPoolExecutor(4) as pool:
+        for s, new_hits in zip(found, pool.map(regrepped, found)):
+            gone = {p for p, _, _ in changed[s]}
+            hits = sorted([h for h in found[s][1] if h[0] not in gone] + new_hits)
+            shard.put(cache.digest(target, s.kind, s.text), [[p, n] for p, n in hits])
+
+
 def _files_fact(search: Search, pin: Pin, paths: list[str]) -> Fact:
     return Fact(search.text, search.definition, pin, FactStatus.OK, len(paths),
                 {"count": len(paths), "paths": tuple(paths)},
@@ -229,33 +286,199 @@ def _search_fact(search: Search, pin: Pin, hits: list[tuple[str, int]]) -> Fact:
 
 
 def advance(search: Search, before: Fact, snapshot: Snapshot, pin: Pin,
-            changed: tuple[tuple[str | None, str | None], ...]) -> Fact:
+            changed: tuple[tuple[str | None, str | None], ...],
+            found: dict[tuple[str, str], list[int]] | None = None) -> Fact:
     """The fact at a commit, from its value at the parent and the commit's changed
     paths (old path, new path): matches in the files the commit changed are
     searched again, the rest kept. Equal to `measure` at the commit, at the cost
-    of the changed files only (history walks many commits)."""
+    of the changed files only (history walks many commits). `found`: the matches
+    of `regrep` for (this commit, each of its fresh paths), grepped beforehand."""
     gone = {old for old, _ in changed if old}
-    fresh = sorted({new for _, new in changed if new and selected(new, search.pathspecs)})
+    fresh = fresh_paths(search, changed)
     if search.kind == "files":
         kept = [p for p in before.fields["paths"] if p not in gone]
         present = [p for p in fresh if snapshot.entry(p) is not None]
         return _files_fact(search, pin, sorted(set(kept) | set(present)))
     kept_hits = [(p, int(n)) for p, n in (ln.rsplit(":", 1) for ln in before.fields["lines"]) if p not in gone]
-    new_hits = _grep(search, snapshot, [f":(literal){p}" for p in fresh]) if fresh else []
+    if found is not None:
+        new_hits = [(p, n) for p in fresh for n in found.get((snapshot.sha, p), ())]
+    else:
+        new_hits = _grep(search, snapshot, [f":(literal){p}" for p in fresh]) if fresh else []
     return _search_fact(search, pin, sorted(kept_hits + new_hits))
+
+
+def fresh_paths(search: Search, changed: tuple[tuple[str | None, str | None], ...]) -> list[str]:
+    """The paths after a change (old path, new path) that the search reads again."""
+    chosen = selector(search.pathspecs)
+    return sorted({new for _, new in changed if new and chosen(new)})
+
+
+REGULAR_MODES = ("100644", "100755")  # git grep reads a tree's regular files only: no link, no submodule
+_REGREP_ARGS = 60_000  # characters of COMMIT:PATH arguments given to one git grep
+
+
+def regrep(search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
+    """The lines matching the search in each (commit, path), all in one `git grep` (a few,
+    for many places) that names each file as COMMIT:PATH: git reads that blob with
+    the path's attributes, as it does in a grep of the commit's tree. `places` must be
+    regular files (REGULAR_MODES) the pathspecs select; the pathspecs are not applied here."""
+    out: dict[tuple[str, str], list[int]] = {}
+    todo = sorted(set(places))
+    args = ["grep", "-n", "-z", "-I", "--no-color", "--no-textconv", *(FLAGS[f] for f in search.flags)]
+    if not {"-E", "-F"} & set(search.flags):
+        args.append("--basic-regexp")
+    assert search.pattern is not None
+    start = 0
+    while start < len(todo):
+        end, size = start, 0
+        while end < len(todo) and (end == start or size < _REGREP_ARGS):
+            size += len(todo[end][0]) + len(todo[end][1]) + 2
+            end += 1
+        names = [f"{sha}:{path}" for sha, path in todo[start:end]]
+        text = _git(git_dir, *args, "-e", search.pattern, *names, "--", no_match_ok=True)
+        for record in text.split("\n"):
+            if record:
+                name, line, _text = record.split("\0", 2)
+                sha, path = name.split(":", 1)
+                out.setdefault((sha, path), []).append(int(line))
+        start = end
+    return out
+
+
+_ERE_META = set(".[]()*+?{}^$\\|")
+_BRE_META = set(".[]*^$\\")
+
+
+def literals(search: Search) -> tuple[bytes, ...] | None:
+    """Strings one of which every line the search matches holds (lower case under -i),
+    when the pattern shows them plainly: a fixed string, an alternation of plain
+    words, or a pattern's plain beginning. None when it does not: then any file may
+    match. A screen only, for `may_match`; git decides what matches."""
+    pattern = search.pattern
+    if pattern is None or "\n" in pattern or ("-i" in search.flags and not pattern.isascii()):
+        return None
+    if "-F" in search.flags:
+        found = [pattern]
+    else:
+        meta = _ERE_META if "-E" in search.flags else _BRE_META
+        if "-E" in search.flags and "|" in pattern:
+            found = pattern.split("|")  # only an alternation of plain words: one of them is in each match
+            if any(not word or meta & set(word) for word in found):
+                return None
+        else:
+            end = next((i for i, c in enumerate(pattern) if c in meta), len(pattern))
+            if end < len(pattern) and pattern[end] in "*?+{\\":
+                end -= 1  # a quantifier (or an escape that may be one) may repeat the last letter none times
+            found = [pattern[:max(end, 0)]]
+            if not found[0]:
+                return None
+    if "-i" in search.flags:
+        return tuple(word.lower().encode() for word in found)
+    return tuple(word.encode() for word in found)
+
+
+# The characters past ASCII whose upper or lower case is (or begins with) an ASCII letter
+# (K KELVIN SIGN, ſ LONG S, İ, ı, ß, the ligatures ﬁ ...): under -i a regular expression
+# library may match them to one, in UTF-8.
+_FOLDING = tuple(chr(c).encode() for c in (0xDF, 0x130, 0x131, 0x149, 0x17F, 0x1F0, 0x1E96, 0x1E97, 0x1E98, 0x1E99,
+                                           0x1E9A, 0x1E9E, 0x212A, 0xFB00, 0xFB01, 0xFB02, 0xFB03, 0xFB04, 0xFB05,
+                                           0xFB06))
+
+
+def _utf8_locale() -> bool:
+    """Whether git runs in a UTF-8 (or the C) locale, where only _FOLDING folds to ASCII."""
+    import os
+
+    name = os.environ.get("LC_ALL") or os.environ.get("LC_CTYPE") or os.environ.get("LANG") or "C"
+    return name in ("C", "POSIX") or name.lower().replace("-", "").endswith(("utf8", "utf8@euro"))
+
+
+_FOLDING_RE = re.compile(b"|".join(re.escape(f) for f in _FOLDING))
+
+
+class Screen:
+    """A file's bytes as `may_match` reads them, worked out once for every search that asks."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self._lower: bytes | None = None
+        self._folds: bool | None = None
+
+    @property
+    def lower(self) -> bytes:
+        if self._lower is None:
+            self._lower = self.data.lower()  # ASCII letters only
+        return self._lower
+
+    @property
+    def folds(self) -> bool:
+        """Whether a character past ASCII here may fold to an ASCII letter under -i."""
+        if self._folds is None:
+            self._folds = not self.data.isascii() and (not _utf8_locale() or _FOLDING_RE.search(self.data) is not None)
+        return self._folds
+
+
+def may_match(words: tuple[bytes, ...] | None, ignore_case: bool, screen: Screen) -> bool:
+    """Whether a file may hold a match of a search with these `literals`: False
+    only when it cannot. Under -i the file's ASCII letters are folded; a file with
+    a character that may fold to one (_FOLDING; in a locale other than UTF-8, any
+    byte past ASCII) may match."""
+    if words is None:
+        return True
+    if ignore_case:
+        if screen.folds:
+            return True
+        data = screen.lower
+    else:
+        data = screen.data
+    return any(w in data for w in words)
+
+
+def screened(wanted: dict[Search, list[str]], read: Callable[[list[str]], dict[str, bytes]]) -> dict[Search, set[str]]:
+    """For each search, those of its blobs that may hold a match (`may_match` with its
+    `literals`, which must not be None): each blob read once for all the searches that
+    want it, a batch's bytes at a time."""
+    by_blob: dict[str, list[Search]] = {}
+    for s, blobs in wanted.items():
+        for blob in blobs:
+            by_blob.setdefault(blob, []).append(s)
+    words = {s: literals(s) for s in wanted}
+    passed: dict[Search, set[str]] = {s: set() for s in wanted}
+    order = sorted(by_blob)
+    for start in range(0, len(order), 200):
+        for blob, data in read(order[start:start + 200]).items():
+            screen = Screen(data)
+            for s in by_blob[blob]:
+                if may_match(words[s], "-i" in s.flags, screen):
+                    passed[s].add(blob)
+    return passed
 
 
 def selected(path: str, pathspecs: tuple[str, ...]) -> bool:
     """Whether git's default pathspec rules select `path`: a spec without wildcards
     names a file or a folder; with them, `*` matches across `/`."""
-    def matches(spec: str) -> bool:
-        if not any(c in spec for c in "*?["):
-            return path == spec.rstrip("/") or path.startswith(spec.rstrip("/") + "/")
-        return fnmatch.fnmatchcase(path, spec)
+    return selector(pathspecs)(path)
 
-    includes = [s for s in pathspecs if not s.startswith((":!", ":^"))]
-    excludes = [s[2:] for s in pathspecs if s.startswith((":!", ":^"))]
-    return (not includes or any(matches(s) for s in includes)) and not any(matches(s) for s in excludes)
+
+@lru_cache(maxsize=512)
+def selector(pathspecs: tuple[str, ...]) -> Callable[[str], bool]:
+    """`selected` for these pathspecs, compiled once (history asks about every changed
+    path of every commit): a spec without wildcards matches itself or what is under it;
+    one with them, as fnmatchcase does."""
+    def compiled(specs: list[str]) -> Callable[[str], object] | None:
+        if not specs:
+            return None
+        parts = [re.escape(s.rstrip("/")) + r"(?:/.*)?\Z" if not any(c in s for c in "*?[") else fnmatch.translate(s)
+                 for s in specs]
+        try:
+            return re.compile("|".join(f"(?:{p})" for p in parts), re.DOTALL).match
+        except re.error:  # patterns that cannot stand side by side in one expression: one at a time
+            each = [re.compile(p, re.DOTALL).match for p in parts]
+            return lambda path: any(m(path) for m in each)
+
+    include = compiled([s for s in pathspecs if not s.startswith((":!", ":^"))])
+    exclude = compiled([s[2:] for s in pathspecs if s.startswith((":!", ":^"))])
+    return lambda path: (include is None or include(path) is not None) and (exclude is None or not exclude(path))
 
 
 def _git(git_dir: str, *args: str, no_match_ok: bool = False) -> str:

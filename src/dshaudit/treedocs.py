@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from . import search
 from .errors import InputError
 from .findings import FindingsFile, FrontMatterError, citations_in_markdown, split_front_matter
-from .model import Evidence, Fact, FactStatus, LineRange, Pin, Status
+from .model import Citation, Evidence, Fact, FactStatus, LineRange, Pin, Status
 from .snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -58,33 +58,52 @@ class TreeDocs:
         return [p for p in snapshot.paths() if p.lower().endswith(MARKDOWN_ENDINGS) and search.selected(p, (self.where,))]
 
 
+# (path, blob id, web address) -> the document's citations and digest. A document is
+# parsed once per process, however many pins read it (history reads a tree's docs
+# at both ends, and most documents are the same blob at both).
+_PARSED: dict[tuple[str, str, str | None], tuple[tuple[Citation, ...], str]] = {}
+_PARSED_LIMIT = 4096
+
+
 def load(spec: TreeDocs, pin: Pin, snapshot: Snapshot, web_url: str | None) -> list[FindingsFile]:
     """Every Markdown document `spec` selects at `pin`, parsed as a document written at that pin."""
     paths = spec.paths(snapshot)
     if not paths:
         raise InputError(f"--tree-docs {spec.pin}:{spec.where}: no Markdown file there at {pin.name}")
     entries = {p: snapshot.entry(p) for p in paths}
-    blobs = snapshot.read_many(sorted({e.blob_sha for e in entries.values() if e and e.blob_sha}))
+    unread = sorted({e.blob_sha for p, e in entries.items()
+                     if e and e.blob_sha and (p, e.blob_sha, web_url) not in _PARSED})
+    blobs = snapshot.read_many(unread) if unread else {}
+    if len(_PARSED) + len(unread) > _PARSED_LIMIT:
+        _PARSED.clear()
     out = []
     for path in paths:
         entry = entries[path]
         if entry is None or entry.blob_sha is None:
             continue  # a link or a submodule named like a document
-        data = blobs[entry.blob_sha]
-        text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
-        try:
-            _, skip = split_front_matter(text, path)
-        except (FrontMatterError, InputError):
-            skip = 0  # a document's own front matter is its business, not a pin
+        key = (path, entry.blob_sha, web_url)
+        if key not in _PARSED:
+            _PARSED[key] = _parse(path, blobs[entry.blob_sha], web_url)
+        citations, digest = _PARSED[key]
         out.append(FindingsFile(
             path=path,
             front_matter={},
-            citations=tuple(citations_in_markdown(text, path, skip, web_url, link_base=posixpath.dirname(path))),
+            citations=citations,
             pin=spec.pin,
-            digest=hashlib.sha256(data).hexdigest(),
+            digest=digest,
             written_at=spec.pin,
         ))
     return out
+
+
+def _parse(path: str, data: bytes, web_url: str | None) -> tuple[tuple[Citation, ...], str]:
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").lstrip("\ufeff")
+    try:
+        _, skip = split_front_matter(text, path)
+    except (FrontMatterError, InputError):
+        skip = 0  # a document's own front matter is its business, not a pin
+    citations = tuple(citations_in_markdown(text, path, skip, web_url, link_base=posixpath.dirname(path)))
+    return citations, hashlib.sha256(data).hexdigest()
 
 
 @lru_cache(maxsize=1)

@@ -333,6 +333,10 @@ class FactBook:
             specs = registry()
             prepare(self._contexts[pin.sha], [i for i in todo if i in specs and not _cached_fact(specs[i], self._contexts[pin.sha])])
             searches = [i for i in todo if i not in specs and search.split(i) and search.parse(i).kind == "search"]
+            if searches and self._resolver is not None:
+                # Derived from another pin's cached matches where there are some: only what differs is grepped.
+                bases = sorted({p.sha for p in self._resolver.config.pins.values()})
+                search.derive_many([search.parse(i) for i in searches], self._contexts[pin.sha].snapshot, bases)
             if len(searches) > 1:
                 # Each is one git grep, waiting on git: they run side by side.
                 from concurrent.futures import ThreadPoolExecutor
