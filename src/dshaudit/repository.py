@@ -69,6 +69,12 @@ class DshRepository:
                 f"(run: git --git-dir={self.repo.git_dir} fetch --unshallow)"
             )
 
+    def twin(self) -> "DshRepository":
+        """Another handle on the same clone, for a thread of its own: a git.Repo
+        reads objects through one `git cat-file` process, which two threads must
+        not share."""
+        return DshRepository(self.git_dir, self.origin, self.cached)
+
     # -- opening -----------------------------------------------------------------
 
     @classmethod

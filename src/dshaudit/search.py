@@ -25,6 +25,7 @@ of the tree that the pathspecs select; fields `count` and `paths`.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import subprocess
 from collections.abc import Callable
@@ -239,11 +240,15 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
         changed = dict(zip(found, pool.map(changes, found)))
     fresh = {s: [(p, blob) for p, mode, blob in changed[s] if mode in REGULAR_MODES] for s in found}
     screens = {s: literals(s) for s in found}
-    passed = screened({s: [blob for _, blob in fresh[s]] for s in found if screens[s] is not None},
-                      snapshot.read_many)
+    wanted = {s: [p for p, _ in fresh[s]] for s in found if screens[s] is not None}
+    passed = grep_screened(wanted, git_dir, target)
+    if passed is None:  # git without Perl regexes, or a locale other than UTF-8: the files are read here
+        blob_of = {p: blob for s in wanted for p, blob in fresh[s]}
+        by_blob = screened({s: [blob_of[p] for p in paths] for s, paths in wanted.items()}, snapshot.read_many)
+        passed = {s: {p for p in paths if blob_of[p] in by_blob[s]} for s, paths in wanted.items()}
 
     def regrepped(s: Search) -> list[tuple[str, int]]:
-        todo = [(target, p) for p, blob in fresh[s] if s not in passed or blob in passed[s]]
+        todo = [(target, p) for p, _ in fresh[s] if s not in passed or p in passed[s]]
         return [(p, n) for (_, p), ns in regrep(s, git_dir, todo).items() for n in ns] if todo else []
 
     with ThreadPoolExecutor(4) as pool:
@@ -387,8 +392,6 @@ _FOLDING = tuple(chr(c).encode() for c in (0xDF, 0x130, 0x131, 0x149, 0x17F, 0x1
 
 def _utf8_locale() -> bool:
     """Whether git runs in a UTF-8 (or the C) locale, where only _FOLDING folds to ASCII."""
-    import os
-
     name = os.environ.get("LC_ALL") or os.environ.get("LC_CTYPE") or os.environ.get("LANG") or "C"
     return name in ("C", "POSIX") or name.lower().replace("-", "").endswith(("utf8", "utf8@euro"))
 
@@ -451,6 +454,68 @@ def screened(wanted: dict[Search, list[str]], read: Callable[[list[str]], dict[s
             for s in by_blob[blob]:
                 if may_match(words[s], "-i" in s.flags, screen):
                     passed[s].add(blob)
+    return passed
+
+
+_SCREEN_ARGS = 100_000  # characters of pathspecs given to one screening git grep
+
+
+def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str) -> dict[Search, set[str]] | None:
+    """`screened`, with git reading the files: for each search, those of its paths
+    at `commit` that may hold a match. One `git grep -P` (a few, for many paths;
+    side by side) prints every line of these files that holds any search's
+    `literals` (those of -i searches in any ASCII case) or a character of
+    _FOLDING; `may_match` on a file's printed lines then answers as it does on the
+    whole file, since a literal never spans lines. Python never reads the files,
+    and git's work runs beside it. Binary files (-I) are left out: a search
+    skips them too. None when git has no Perl regexes, or the locale is not
+    UTF-8 (where any byte past ASCII may fold): the caller reads the files itself."""
+    if not _utf8_locale():
+        return None
+    words = {s: literals(s) for s in wanted}
+    sensitive = sorted({w for s, ws in words.items() if ws and "-i" not in s.flags for w in ws})
+    folded = sorted({w for s, ws in words.items() if ws and "-i" in s.flags for w in ws})
+    alternatives = [re.escape(w.decode()) for w in sensitive]
+    if folded:
+        alternatives.append("(?i:" + "|".join(re.escape(w.decode()) for w in folded) + ")")
+    # Byte for byte: in the C locale git's Perl regexes read bytes, and (?i) folds ASCII letters only.
+    alternatives += ["".join(f"\\x{b:02x}" for b in f) for f in _FOLDING]
+    paths = sorted({p for ps in wanted.values() for p in ps})
+    passed: dict[Search, set[str]] = {s: set() for s in wanted}
+    if not paths or not sensitive + folded:
+        return passed
+    batches: list[list[str]] = [[]]
+    size = 0
+    for p in paths:
+        if size > _SCREEN_ARGS:
+            batches.append([])
+            size = 0
+        batches[-1].append(f":(literal){p}")
+        size += len(p) + 12
+    env = {**os.environ, "LC_ALL": "C"}
+    args = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", "-P", "-n", "-z", "-I", "--no-color",
+            "--no-textconv", "-e", "|".join(alternatives), commit, "--"]
+    procs = [subprocess.Popen([*args, *batch], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+             for batch in batches]
+    lines: dict[str, list[bytes]] = {}
+    prefix = commit.encode() + b":"
+    for proc in procs:
+        out, err = proc.communicate()
+        if proc.returncode == 1 and not err:
+            continue
+        if proc.returncode != 0:
+            if b"perl" in err.lower() or b"pcre" in err.lower():
+                return None  # a git built without -P
+            raise RepoError(f"git grep failed: {err.decode(errors='replace').strip()[:300]}")
+        for record in out.split(b"\n"):
+            if record:
+                path, _line, text = record.split(b"\0", 2)
+                lines.setdefault(path.removeprefix(prefix).decode("utf-8", "replace"), []).append(text)
+    screens = {p: Screen(b"\n".join(texts)) for p, texts in lines.items()}
+    for s, ps in wanted.items():
+        for p in ps:
+            if p in screens and may_match(words[s], "-i" in s.flags, screens[p]):
+                passed[s].add(p)
     return passed
 
 

@@ -366,16 +366,61 @@ def check(
             known = resolver.config.describe_pins()
             raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
                              f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
-    # The names pass runs in git while citations and claims are checked here.
-    work = _start_references(files, resolver, repository, pin_override) if references else []
+    # Claims are measured in a thread of their own, mostly waiting on git, and the
+    # names pass runs in git, while citations are checked here.
+    claimed = _start_claims(files, resolver, repository, pin_override, book) if claims else lambda: []
+    try:
+        work = _start_references(files, resolver, repository, pin_override) if references else []
+    except BaseException:
+        _wait_quietly(claimed)
+        raise
     try:
         verdicts = _check_citations(files, verifier or Verifier(resolver, repository), pin_override) if citations else []
-        claim_verdicts = _check_claims(files, resolver, repository, pin_override, book) if claims else []
         looked_up = _check_references(work, resolver, repository) if references else []
     except BaseException:
         _stop_references(work, repository)
+        _wait_quietly(claimed)
         raise
-    return CheckResult(tuple(verdicts), tuple(claim_verdicts), tuple(looked_up))
+    return CheckResult(tuple(verdicts), tuple(claimed()), tuple(looked_up))
+
+
+def _wait_quietly(claimed: Callable[[], list[ClaimVerdict]]) -> None:
+    """Let the claims thread finish (its worker processes stop with it) when the check fails elsewhere."""
+    try:
+        claimed()
+    except Exception:
+        pass
+
+
+def _start_claims(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
+                  pin_override: str | None, book: "FactBook | None") -> Callable[[], list[ClaimVerdict]]:
+    """The claims' verdicts, as a function that waits for them. When facts must
+    be measured, that runs in a thread, through a handle of its own on the clone
+    (`DshRepository.twin`), while the caller checks citations; a caller with its
+    own `book` (the language server) has them measured when it asks."""
+    import threading
+
+    if book is not None or not any(not c.problem for f in files for c in f.claims):
+        return lambda: _check_claims(files, resolver, repository, pin_override, book)
+    twin = repository().twin()
+    done: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            done["verdicts"] = _check_claims(files, resolver, lambda: twin, pin_override)
+        except BaseException as exc:  # handed to the caller, who raises it
+            done["error"] = exc
+
+    thread = threading.Thread(target=run, name="dshaudit-claims", daemon=True)
+    thread.start()
+
+    def wait() -> list[ClaimVerdict]:
+        thread.join()
+        if "error" in done:
+            raise done["error"]  # type: ignore[misc]
+        return done["verdicts"]  # type: ignore[return-value]
+
+    return wait
 
 
 _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]
