@@ -262,3 +262,39 @@ def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_r
     finally:
         cache.end()
     assert [f"{p}:{n}" for p, n in sorted((p, int(n)) for p, n in derived)] == list(fresh.fields["lines"])
+
+
+def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd_repo, tmp_path, monkeypatch):
+    """grep_screened (git prints the lines with a literal) against screened (Python reads
+    each file): the same files, but for binary ones, which a search skips anyway; a
+    character that may fold to ASCII passes an -i search, as in the file read whole."""
+    from fixture_repo import _commit, _write, git
+
+    from dshaudit.repository import DshRepository
+
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    root = tmp_path / "fold"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "a.txt", "a \u212aelvin line\nplain\n")  # KELVIN SIGN: may fold to k under -i
+    _write(root, "b.txt", "TODO: x\nnetwork\n")
+    _write(root, "c.txt", "nothing to see\n")
+    folded = _commit(root, "one", "2026-01-01T00:00:00Z", "one")
+    cases = [(odd_repo[0], sha) for sha in odd_repo[1]] + [(DshRepository(root / ".git", str(root / ".git")), folded)]
+    specs = [search.parse(e) for e in SEARCHES + ["search(-i 'kelvin')", "search('kelvin')", "search(-i -E 'x|network')"]]
+    specs = [s for s in specs if search.literals(s) is not None]
+    for repository, sha in cases:
+        snapshot = repository.snapshot(sha)
+        files = {p: e.blob_sha for p in snapshot.paths()
+                 if (e := snapshot.entry(p)) is not None and e.kind == "blob" and e.blob_sha}
+        text = {p for p, blob in files.items() if b"\0" not in snapshot.read(blob)[:8000]}
+        wanted = {s: sorted(files) for s in specs}
+        by_git = search.grep_screened(wanted, str(repository.repo.git_dir), sha)
+        by_blob = search.screened({s: sorted(files.values()) for s in specs}, snapshot.read_many)
+        assert by_git is not None
+        for s in specs:
+            assert by_git[s] == {p for p in text if files[p] in by_blob[s]}, (s.text, sha)
+    kelvin = search.parse("search(-i 'kelvin')")
+    assert "a.txt" in search.grep_screened({kelvin: ["a.txt", "c.txt"]}, str(root / ".git"), folded)[kelvin]
+    monkeypatch.setenv("LC_ALL", "tr_TR.ISO-8859-9")  # any byte past ASCII may fold: the caller reads the files
+    assert search.grep_screened({kelvin: ["a.txt"]}, str(root / ".git"), folded) is None

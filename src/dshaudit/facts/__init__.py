@@ -329,18 +329,23 @@ class FactBook:
         """Several facts at one pin, their per-file work done together."""
         todo = sorted({i for i in fact_ids if (i, pin.sha) not in self._facts})
         if todo:
+            from concurrent.futures import ThreadPoolExecutor
+
             self.get(todo[0], pin)  # opens the repository and the pin's context
             specs = registry()
-            prepare(self._contexts[pin.sha], [i for i in todo if i in specs and not _cached_fact(specs[i], self._contexts[pin.sha])])
             searches = [i for i in todo if i not in specs and search.split(i) and search.parse(i).kind == "search"]
-            if searches and self._resolver is not None:
-                # Derived from another pin's cached matches where there are some: only what differs is grepped.
-                bases = sorted({p.sha for p in self._resolver.config.pins.values()})
-                search.derive_many([search.parse(i) for i in searches], self._contexts[pin.sha].snapshot, bases)
+            with ThreadPoolExecutor(1) as background:
+                if searches and self._resolver is not None:
+                    # Derived from another pin's cached matches where there are some: only what differs
+                    # is grepped. That is git's work, done while the detectors parse here.
+                    bases = sorted({p.sha for p in self._resolver.config.pins.values()})
+                    derived = background.submit(search.derive_many, [search.parse(i) for i in searches],
+                                                self._contexts[pin.sha].snapshot, bases)
+                prepare(self._contexts[pin.sha], [i for i in todo if i in specs and not _cached_fact(specs[i], self._contexts[pin.sha])])
+                if searches and self._resolver is not None:
+                    derived.result()
             if len(searches) > 1:
                 # Each is one git grep, waiting on git: they run side by side.
-                from concurrent.futures import ThreadPoolExecutor
-
                 with ThreadPoolExecutor(4) as pool:
                     list(pool.map(lambda i: self.get(i, pin), searches))
         return [self.get(i, pin) for i in fact_ids]
