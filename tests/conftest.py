@@ -58,6 +58,16 @@ def workspace(tmp_path, fixture_repo, monkeypatch):
     return tmp_path
 
 
+@pytest.fixture(autouse=True)
+def _cache_switch_reset():
+    """`--no-cache` is set anew by every command line; one run in-process (run_cli)
+    must not leave the cache off for the tests that run after it."""
+    yield
+    from dshaudit import cache
+
+    cache.configure(enabled=True)
+
+
 def run_cli(*args: str, env: dict | None = None) -> Run:
     result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
     return Run(result.exit_code, result.stdout, result.stderr)
