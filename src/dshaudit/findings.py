@@ -27,6 +27,7 @@ from .inference import Inferred, infer
 from .model import Citation, Claim, SourceLocation
 
 MAX_FINDINGS_BYTES = 20 * 1024 * 1024
+MARKDOWN_ENDINGS = (".md", ".markdown", ".mdx")  # what a Markdown document is named (lowercased)
 
 # Only the blocks are needed (their kinds and line maps): inline parsing is
 # not run at all, which also keeps a file of pathological brackets (`![[[[…`,

@@ -586,8 +586,7 @@ MAX_DOC_LINES = 15
 def _with_comment_above(lines: list[str], r: LineRange) -> LineRange:
     """A part and the comment right above it: a declaration's doc comment says what it is."""
     start = r.start
-    while start > max(1, r.start - MAX_DOC_LINES) and (_COMMENT_LINE_RE.match(lines[start - 2])
-                                                       or lines[start - 2].strip() == "*/"):
+    while start > max(1, r.start - MAX_DOC_LINES) and _is_comment(lines[start - 2]):
         start -= 1
     return LineRange(start, r.end)
 
@@ -601,7 +600,7 @@ def _enclosing_docs(region: tuple[LineRange, ...], view: FileView) -> list[LineR
         return []
     inner = min(spans, key=lambda s: s.end - s.start)
     end = inner.start
-    while end < inner.end and (_COMMENT_LINE_RE.match(view.lines[end - 1]) or view.lines[end - 1].strip() == "*/"):
+    while end < inner.end and _is_comment(view.lines[end - 1]):
         end += 1
     return [LineRange(inner.start, end - 1)] if end > inner.start else []
 

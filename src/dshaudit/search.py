@@ -264,13 +264,19 @@ def _files_fact(search: Search, pin: Pin, paths: list[str]) -> Fact:
                 tuple(Evidence(p, LineRange(1, 1)) for p in paths[:MAX_EVIDENCE]))
 
 
-def _grep(search: Search, snapshot: Snapshot, specs: list[str]) -> list[tuple[str, int]]:
-    """(path, line) of every match of the search at the snapshot, in the pathspecs given."""
+def _grep_args(search: Search) -> list[str]:
+    """`git grep` with the search's fixed semantics (no colour, no textconv, binary
+    files skipped, the pattern given with -e), up to and including the pattern."""
     args = ["grep", "-n", "-z", "-I", "--no-color", "--no-textconv", *(FLAGS[f] for f in search.flags)]
     if not {"-E", "-F"} & set(search.flags):
         args.append("--basic-regexp")
     assert search.pattern is not None
-    out = _git(str(snapshot.repository.repo.git_dir), *args, "-e", search.pattern, snapshot.sha, "--", *specs,
+    return [*args, "-e", search.pattern]
+
+
+def _grep(search: Search, snapshot: Snapshot, specs: list[str]) -> list[tuple[str, int]]:
+    """(path, line) of every match of the search at the snapshot, in the pathspecs given."""
+    out = _git(str(snapshot.repository.repo.git_dir), *_grep_args(search), snapshot.sha, "--", *specs,
                no_match_ok=True)
     hits: list[tuple[str, int]] = []
     prefix = snapshot.sha + ":"
@@ -329,10 +335,7 @@ def regrep(search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[
     regular files (REGULAR_MODES) the pathspecs select; the pathspecs are not applied here."""
     out: dict[tuple[str, str], list[int]] = {}
     todo = sorted(set(places))
-    args = ["grep", "-n", "-z", "-I", "--no-color", "--no-textconv", *(FLAGS[f] for f in search.flags)]
-    if not {"-E", "-F"} & set(search.flags):
-        args.append("--basic-regexp")
-    assert search.pattern is not None
+    args = _grep_args(search)
     start = 0
     while start < len(todo):
         end, size = start, 0
@@ -340,7 +343,7 @@ def regrep(search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[
             size += len(todo[end][0]) + len(todo[end][1]) + 2
             end += 1
         names = [f"{sha}:{path}" for sha, path in todo[start:end]]
-        text = _git(git_dir, *args, "-e", search.pattern, *names, "--", no_match_ok=True)
+        text = _git(git_dir, *args, *names, "--", no_match_ok=True)
         for record in text.split("\n"):
             if record:
                 name, line, _text = record.split("\0", 2)

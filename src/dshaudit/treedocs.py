@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from . import search
 from .errors import InputError
-from .findings import FindingsFile, FrontMatterError, citations_in_markdown, split_front_matter
+from .findings import MARKDOWN_ENDINGS, FindingsFile, FrontMatterError, citations_in_markdown, split_front_matter
 from .model import Citation, Evidence, Fact, FactStatus, LineRange, Pin, Status
 from .snapshot import Snapshot
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from .repository import DshRepository
 
 DEFAULT_DIR = "docs"
-MARKDOWN_ENDINGS = (".md", ".markdown", ".mdx")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from .diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
 from .errors import InputError, RepoError
-from .findings import FindingsFile
+from .findings import MARKDOWN_ENDINGS, FindingsFile
 from .model import (Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, Pin, SourceLocation, Status, Verdict,
                     format_lines)
 from .pins import PinResolver
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 BINARY_SNIFF_BYTES = 8000
 # Files whose declarations tree-sitter reads (the TypeScript grammar).
 SYMBOL_FILE_ENDINGS = frozenset({"ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"})
-PROSE_FILE_ENDINGS = (".md", ".mdx", ".markdown", ".txt", ".rst")
+PROSE_FILE_ENDINGS = MARKDOWN_ENDINGS + (".txt", ".rst")  # their brackets are the prose's
 
 
 @dataclass
@@ -261,7 +261,7 @@ class Verifier:
         if region and not (citation.has_anchor or citation.expected_code):
             declarations = self.symbols(snap, path).spans if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS else {}
             reason = suspect(Inferred(citation.inferred, citation.block, citation.words), region,
-                             FileView(text.lines, declarations, text.words(), path.endswith(PROSE_FILE_ENDINGS)))
+                             FileView(text.lines, declarations, text.words(), path.lower().endswith(PROSE_FILE_ENDINGS)))
             if reason:
                 return failed(Status.SUSPECT, reason, region)
         if pin.branch:
@@ -398,29 +398,15 @@ def _start_claims(files: list[FindingsFile], resolver: PinResolver, repository: 
     be measured, that runs in a thread, through a handle of its own on the clone
     (`DshRepository.twin`), while the caller checks citations; a caller with its
     own `book` (the language server) has them measured when it asks."""
-    import threading
+    from concurrent.futures import ThreadPoolExecutor
 
     if book is not None or not any(not c.problem for f in files for c in f.claims):
         return lambda: _check_claims(files, resolver, repository, pin_override, book)
     twin = repository().twin()
-    done: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            done["verdicts"] = _check_claims(files, resolver, lambda: twin, pin_override)
-        except BaseException as exc:  # handed to the caller, who raises it
-            done["error"] = exc
-
-    thread = threading.Thread(target=run, name="dshaudit-claims", daemon=True)
-    thread.start()
-
-    def wait() -> list[ClaimVerdict]:
-        thread.join()
-        if "error" in done:
-            raise done["error"]  # type: ignore[misc]
-        return done["verdicts"]  # type: ignore[return-value]
-
-    return wait
+    executor = ThreadPoolExecutor(1, thread_name_prefix="dshaudit-claims")
+    future = executor.submit(_check_claims, files, resolver, lambda: twin, pin_override)
+    executor.shutdown(wait=False)  # no more work; the caller waits through `future.result`, which raises what it raised
+    return future.result
 
 
 _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]

@@ -335,6 +335,7 @@ class FactBook:
             specs = registry()
             searches = [i for i in todo if i not in specs and search.split(i) and search.parse(i).kind == "search"]
             with ThreadPoolExecutor(1) as background:
+                derived = None
                 if searches and self._resolver is not None:
                     # Derived from another pin's cached matches where there are some: only what differs
                     # is grepped. That is git's work, done while the detectors parse here.
@@ -342,7 +343,7 @@ class FactBook:
                     derived = background.submit(search.derive_many, [search.parse(i) for i in searches],
                                                 self._contexts[pin.sha].snapshot, bases)
                 prepare(self._contexts[pin.sha], [i for i in todo if i in specs and not _cached_fact(specs[i], self._contexts[pin.sha])])
-                if searches and self._resolver is not None:
+                if derived is not None:
                     derived.result()
             if len(searches) > 1:
                 # Each is one git grep, waiting on git: they run side by side.

@@ -28,6 +28,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from .. import __version__, cache
+from ..findings import MARKDOWN_ENDINGS
 from . import features
 from .engine import SCHEME, EditorCache, Engine, fs_path
 
@@ -35,7 +36,6 @@ T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.2
-MARKDOWN_ENDINGS = (".md", ".markdown", ".mdx")
 TRIGGER_CHARACTERS = ["`", "/", "#", ".", ":", "@", " "]
 
 
