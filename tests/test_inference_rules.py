@@ -85,6 +85,15 @@ def test_an_event_name_with_a_slash_is_a_name_and_can_accuse():
     assert judge("8", names=("internal/status",)) is None
 
 
+def test_a_phrase_the_lines_spell_out_word_by_word_is_on_them():
+    lines = ["/** Starts `codex app-server --stdio`. */", "export function argv() {",
+             "  return ['codex', 'app-server', '--stdio']", "}"]
+    assert judge("3", names=("codex app-server --stdio",), file=view(lines)) is None
+    # Not when a word of it is missing from the lines: then the phrase is elsewhere.
+    got = judge("3", names=("codex app-server --listen",), file=view(lines + ["// codex app-server --listen"]))
+    assert got and "at line 5" in got
+
+
 def test_a_path_is_not_a_name():
     chunk = "Boot reads `packages/core` first (src/index.ts:3)."
     (got,) = infer(chunk, [(chunk.index("src/"), chunk.index(")"))], [])

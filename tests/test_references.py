@@ -153,7 +153,7 @@ def test_a_dotted_name_needs_every_component(snap):
 
 
 def test_what_is_not_a_name_is_not_checked(snap):
-    texts = ("git grep -n foo", "packages/core/agent/src/index.ts", "index.ts", "600_000", "rc7..rc2",
+    texts = ("git grep -n foo", "index.ts", "600_000", "rc7..rc2",
              "log-only prose", "{ts,tsx}", "session.events[seq]", "claim: x.y == 3", "99f6f02f")
     assert check(snap, *texts) == []
     # In running prose a quoted plain word is a quotation, not code.
@@ -516,3 +516,35 @@ def test_document_text_never_reaches_git_as_an_option(snap, tmp_path):
         refs = check(snap, f"'{text}'") + check(snap, absent=[text])
         assert [r.status for r in refs] == [ReferenceStatus.PHANTOM, ReferenceStatus.ABSENT_CONFIRMED]
     assert not out.exists()
+
+
+# -- paths -------------------------------------------------------------------------
+
+
+def test_a_path_of_the_tree_is_ok_as_a_file_or_a_folder(snap):
+    ref = one(snap, "packages/core/agent/src/index.ts")
+    assert (ref.status, ref.kind) == (ReferenceStatus.OK, "path") and "a file at" in ref.message
+    assert "a folder at" in one(snap, "packages/core/agent/").message
+
+
+def test_a_path_removed_before_the_pin_names_the_commit(snap, dsh):
+    _, shas = dsh
+    ref = one(snap, "packages/core/agent/src/legacy.ts")
+    assert ref.status is ReferenceStatus.DELETED
+    assert f"removed at {shas['v2'][:8]} 2026-08-02" in ref.message and "drop the legacy helper" in ref.message
+
+
+def test_a_path_that_never_was_is_phantom_and_names_files_of_its_name(snap):
+    ref = one(snap, "packages/agent/src/index.ts")
+    assert ref.status is ReferenceStatus.PHANTOM
+    assert "a file of that name is at packages/core/agent/src/index.ts" in ref.message
+    assert "any of the 3 first-parent commits" in ref.message
+
+
+def test_paths_outside_the_trees_root_folders_and_counted_paths_are_not_flagged(snap):
+    # `src/` and `~/.config` are no folder at the root of this tree: not taken as its paths.
+    assert check(snap, "src/other.ts", "internal/plugin", "~/.config/dsh/config.json", "../shared/x.md") == []
+    doc = "The UI is gone: `packages/ui/` (`claim: files('packages/ui/').count == 0`)."
+    ref = one(snap, "packages/ui/", exempt=document_exemptions(doc))
+    assert ref.status is ReferenceStatus.OK and "files(...)" in ref.message
+    assert one(snap, "packages/ui/").status is ReferenceStatus.PHANTOM

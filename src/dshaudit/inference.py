@@ -506,6 +506,10 @@ def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | No
                 if declared and _COMMENT_LINE_RE.match(line) and not any(s.start <= hi and lo <= s.end for s in declared):
                     continue
                 return None
+    words = name.split()
+    if len(words) > 1 and all(any(w in view.lines[n - 1] for r in region for n in range(r.start, min(r.end, len(view.lines)) + 1))
+                              for w in words):
+        return None  # a command or phrase (`codex app-server --stdio`) the lines spell out word by word: `'codex', 'app-server'`
     if declared:
         return "declared at " + ", ".join(f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}"
                                           for s in declared[:3])

@@ -739,6 +739,28 @@ class NameIndex:
                         "commits": answer.commits, "root": reached_root})
         return answer
 
+    def path_deletion(self, path: str, commits: int = HISTORY_COMMITS) -> HistoryAnswer:
+        """The newest first-parent commit, within `commits` of this one, that removed
+        `path` (a file, or a file under a folder of that name), a move counted as a
+        removal; `deletion` is None when there is none. Cached as `deletion` is."""
+        shard = cache.current().shard("reference-history", VERSION, _HISTORY_SHAPE)
+        key = f"{self.sha} {commits} path {path}"
+        hit = shard.get(key)
+        if hit is not None:
+            gone = Deletion(*hit["deletion"]) if hit["deletion"] else None
+            return HistoryAnswer(gone, int(hit["commits"]), bool(hit["root"]))
+        window = self._git("rev-list", "--first-parent", f"--max-count={commits + 1}", self.sha).decode().split()
+        reached_root = len(window) <= commits
+        bound = [] if reached_root else ["--not", window[commits]]
+        out = self._git("--literal-pathspecs", "log", "--first-parent", "--no-renames", "--diff-filter=D", "-n", "1",
+                        "--format=%H%x00%cI%x00%s", self.sha, *bound, "--", path)
+        sha, date, subject = (out.decode("utf-8", "replace").strip().split("\0") + ["", "", ""])[:3]
+        found = Deletion(sha, date, subject) if _SHA_RE.fullmatch(sha) else None
+        answer = HistoryAnswer(found, min(len(window), commits), reached_root)
+        shard.put(key, {"deletion": [found.sha, found.date, found.subject] if found else None,
+                        "commits": answer.commits, "root": reached_root})
+        return answer
+
     def _had(self, name: str, sha: str) -> bool:
         """Whether the first parent of `sha` held `name` as a whole word."""
         self.git_calls += 1

@@ -25,6 +25,7 @@ PACKAGE = "package"
 DOTTED = "dotted"
 STRING = "string"
 IDENTIFIER = "identifier"
+PATH = "path"  # a code span that is a path of the tree (references.py)
 
 MAX_NAME_CHARS = 120
 _PACKAGE_RE = re.compile(r"(?<![\w@/.-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?:@\d[\w.+-]*)?")

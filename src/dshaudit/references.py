@@ -25,11 +25,20 @@ object or assignment. It is compared by structure: `ok` when some code matches,
 `value_differs` when a binding's name is declared with another value, and
 `no_match` when nothing matches.
 
+A **path** in a code span (`packages/core/agent/src/registry.ts`,
+`packages/ui/`) whose first folder is one the tree has at its root must be a
+file or a folder of the tree at the pin: else it is `phantom`, or `deleted`
+when the bounded first-parent history finds the commit that removed it (with
+renames counted as removals), and the message names files of the same name
+elsewhere in the tree (the file may have moved). A path under any other first
+folder (`src/x.ts`, `~/.config/dsh`, a path of another repository) is not
+checked, and a path a `files('...')` claim of the document counts is that
+claim's to check.
+
 Not checked at all: shell commands and other code spans that are neither a
-name nor a fragment, prose in backticks, numbers, versions and SHAs, paths and
-globs (a citation checks those), URLs, citations and their anchors, claims,
-and plain words. Precision comes first: a name is reported only when it is
-surely absent.
+name nor a fragment, prose in backticks, numbers, versions and SHAs, globs,
+URLs, citations and their anchors, claims, and plain words. Precision comes
+first: a name is reported only when it is surely absent.
 
 Exempt: names the document introduces itself (front matter `introduces:`, and
 declarations in its own fenced TypeScript/JavaScript blocks:
@@ -57,7 +66,7 @@ from .fragments import Fragment, FragmentVerdict, cached, evaluate_all, parse_fr
 from .grammar import code_spans, find_citations
 from .claims import CLAIM_SPAN_RE
 from .model import LineRange, Pin, SourceLocation
-from .names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name, is_file_name, code_names, is_identifier_like
+from .names import CODE, DOTTED, IDENTIFIER, PACKAGE, PATH, STRING, Name, is_file_name, code_names, is_identifier_like
 from .nameindex import HistoryAnswer, any_case, index_for
 from .status import DiagnosticStatus, Reach, Severity
 
@@ -116,7 +125,7 @@ class Reference:
 
     source: SourceLocation
     text: str
-    kind: str  # identifier, dotted, package, string, fragment, absence
+    kind: str  # identifier, dotted, package, string, path, fragment, absence
     status: ReferenceStatus
     message: str
     place: tuple[str, LineRange] | None = None  # where in DSH the code is, when one place says it
@@ -171,6 +180,9 @@ _DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _PACKAGE_RE = re.compile(r"(@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*)(?:@\d[\w.+-]*)?")
 _QUOTED_RE = re.compile(r"""'([^'\\\n]+)'|"([^"\\\n]+)\"""")
 _KEBAB_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
+# A path of the tree: folders and a file (or a folder with its `/`); no glob, no `.` or `..` part.
+_PATH_RE = re.compile(r"(?!\.{1,2}/)[\w@-][\w.@-]*(?:/(?!\.{1,2}(?:/|$))[\w.@-]+)+/?")
+_FILES_CLAIM_RE = re.compile(r"\bfiles\(([^)`]*)\)")
 _NOT_NAMES = ("absent:", "claim:", "prior:", "quoted:")
 MAX_STRING_CHARS = 80
 
@@ -217,6 +229,8 @@ def _code(text: str) -> Plan | None:
         return _dotted(bare)
     if _PACKAGE_RE.fullmatch(text):
         return _package(text)
+    if _PATH_RE.fullmatch(text):
+        return Plan(PATH, (text.rstrip("/"),))
     if _KEBAB_RE.fullmatch(text):
         return Plan(STRING, (text,))  # `dsh-compaction-basic`: a plugin, package or event name
     m = _QUOTED_RE.fullmatch(text)
@@ -243,7 +257,7 @@ def _start(plans: list[Plan], snapshot: "Snapshot", absent: list[str]) -> list[s
     """Start one pass over the tree, in the background, for every name not yet
     known at this commit, the names of fragments whose verdict is not cached
     yet, and the absence claims; the names whose presence is wanted."""
-    lookups = [x for p in plans for x in p.lookups]
+    lookups = [x for p in plans if p.kind != PATH for x in p.lookups]
     tokens = [t for p in plans if p.fragment is not None and not cached(p.fragment, snapshot.sha)
               for t in p.fragment.tokens]
     index_for(snapshot).start(presence=lookups, paths=tokens, absent=absent)
@@ -288,7 +302,8 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
     excused: list[str | None] = []
     for name, _, plan in plans:
         named = _named(name, plan)
-        excused.append("introduced by this document" if named & exempt else
+        excused.append(("counted by a `files(...)` claim of this document" if plan.kind == PATH else
+                        "introduced by this document") if named & exempt else
                        (f"the document claims it absent (`absent: {claim}`)"
                         if (claim := _claimed_absent(named, claims)) else None))
     lookups = _start([plan for (_, _, plan), why in zip(plans, excused) if why is None], snapshot, claims)
@@ -302,6 +317,14 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
     for (name, where, plan), why in zip(plans, excused):
         if why is not None:
             out.append(Reference(where, name.text, plan.kind, ReferenceStatus.OK, why))
+            continue
+        if plan.kind == PATH:
+            found = _tree_path(plan.lookups[0], snapshot)
+            if found is not None:
+                status, message = found
+                if status is ReferenceStatus.PHANTOM:
+                    status, message = _missing_path(plan.lookups[0], snapshot, message, history)
+                out.append(Reference(where, name.text, PATH, status, message))
             continue
         if plan.fragment is None:
             gone = [x for x in plan.lookups if not present[x]]
@@ -327,6 +350,47 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
     out += [_absence(text, where, snapshot) for text, where in absent]
     out.sort(key=lambda r: (r.source.file, r.source.line, r.source.column))
     return out
+
+
+def _tree_path(path: str, snapshot: "Snapshot") -> tuple[ReferenceStatus, str] | None:
+    """Whether `path` is a file or folder of the tree; None when the tree has no
+    root folder of that name, so the path is not taken to be one of DSH's."""
+    files = snapshot.blob_ids()
+    head = path.split("/", 1)[0]
+    at = snapshot.sha[:8]
+    if not any(p.startswith(head + "/") for p in _roots(files)):
+        return None
+    if path in files:
+        return ReferenceStatus.OK, f"a file at {at}"
+    if any(p.startswith(path + "/") for p in files):
+        return ReferenceStatus.OK, f"a folder at {at}"
+    base = path.rsplit("/", 1)[-1]
+    moved = sorted(p for p in files if p.endswith("/" + base))
+    hint = "" if not moved or len(moved) > MAX_SAME_NAME else \
+        "; a file of that name is at " + ", ".join(moved)
+    return ReferenceStatus.PHANTOM, f"`{path}` is no file or folder at {at}{hint}"
+
+
+MAX_SAME_NAME = 3  # files of a missing path's name shown as where it may have moved
+
+
+def _roots(files: dict[str, str]) -> list[str]:
+    """One path per folder at the root of the tree (its first file)."""
+    seen: dict[str, str] = {}
+    for p in files:
+        if "/" in p:
+            seen.setdefault(p.split("/", 1)[0], p)
+    return list(seen.values())
+
+
+def _missing_path(path: str, snapshot: "Snapshot", message: str, history: bool) -> tuple[ReferenceStatus, str]:
+    if not history:
+        return ReferenceStatus.PHANTOM, message
+    answer = index_for(snapshot).path_deletion(path)
+    if answer.deletion is not None:
+        return ReferenceStatus.DELETED, f"{message}; it was removed at {answer.deletion}"
+    reach = "any of the" if answer.reached_root else "the"
+    return ReferenceStatus.PHANTOM, f"{message}, nor was it removed in {reach} {answer.commits} first-parent commits up to it"
 
 
 def _absence(text: str, where: SourceLocation, snapshot: "Snapshot") -> Reference:
@@ -483,4 +547,10 @@ def document_exemptions(text: str) -> set[str]:
         front = split_front_matter(text, "")[0]
     except InputError:
         front = {}
-    return introduced(front) | defined_in_code_blocks(text)
+    return introduced(front) | defined_in_code_blocks(text) | counted_paths(text)
+
+
+def counted_paths(text: str) -> set[str]:
+    """The paths the document's `files('...')` claims count: those claims check them
+    (`files('packages/ui/').count == 0` says the folder is gone)."""
+    return {q.rstrip("/") for m in _FILES_CLAIM_RE.finditer(text) for q in re.findall(r"'([^']*)'", m.group(1))}
