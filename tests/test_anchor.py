@@ -76,3 +76,23 @@ def test_a_wild_form_and_its_canonical_rewrite_name_the_same_lines(path, parts, 
     wild = find_citations(f"see {path}" + phrase.format(spec.replace(",", "、" if "第" in phrase else ", ")) + " here")
     canonical = find_citations(f"see `{path}:{spec}` here")
     assert [(c.path, c.lines) for c in wild] == [(c.path, c.lines) for c in canonical]
+
+
+@given(PATHS, st.integers(1, 5000), st.integers(0, 40), st.integers(1, 5000))
+def test_a_fragment_and_a_continuation_name_the_lines_their_rewrites_do(path, a, n, b):
+    lines = f"{a}-{a + n}" if n else str(a)
+    wild = find_citations(f"see `{path}#L{a}" + (f"-L{a + n}" if n else "") + f"` and `:{b}` here")
+    canonical = find_citations(f"see `{path}:{lines}` and `{path}:{b}` here")
+    assert [(c.path, c.lines) for c in wild] == [(c.path, c.lines) for c in canonical]
+    assert [c.form for c in wild] == ["line-fragment", "continuation"]
+
+
+def test_a_fragment_and_a_continuation_are_rewritten_with_the_file_they_name(workspace):
+    path = write_findings(workspace, f"# Notes\n\nThe fiber is made at `{CONTEXT}#L14-L15`, the reflect service `:15`.\n")
+    run = run_cli("anchor", str(path.relative_to(workspace)), "--write")
+    assert run.exit_code == 0, run.stderr
+    line = path.read_text().split("\n")[5]
+    assert re.fullmatch(rf"The fiber is made at `{CONTEXT}:14-15` → `[^`]+`, the reflect service "
+                        rf"`{CONTEXT}:15` → `[^`]+`\.", line), line
+    checked = run_cli("check", "--format", "json").json["citations"]
+    assert [(c["form"], c["status"]) for c in checked] == [("canonical", "ok"), ("canonical", "ok")]

@@ -46,6 +46,8 @@ def one(text: str):
     (f"{AGENT}（第 35–78、240–345 行）", "line-phrase", AGENT, [(35, 78), (240, 345)], None, None),
     ("`agent/src/index.ts:AgentRegistry.setFactory`", "symbol", "agent/src/index.ts", [], "AgentRegistry.setFactory", None),
     (f"{CONTEXT}:14", "canonical", CONTEXT, [(14, 14)], None, None),
+    (f"see `{CONTEXT}#L128-L136`", "line-fragment", CONTEXT, [(128, 136)], None, None),
+    (f"{CONTEXT}#L7@v1.", "line-fragment", CONTEXT, [(7, 7)], None, "v1"),
 ])
 def test_every_form_parses_into_one_model(text, form, path, lines, symbol, pin):
     c = one(text)
@@ -57,6 +59,18 @@ def test_quoted_code_after_a_path_is_text_expected_in_the_file():
     assert (c.form, c.expected_code, c.lines) == ("quoted-code", ("this.logger = new LoggerService(self)",), ())
     # A citation in brackets after a path is a citation, not quoted code.
     assert [x.form for x in find_citations(f"`{CONTEXT}` (`{CONTEXT}:14` → `x`)", WEB)] == ["canonical"]
+
+
+def test_lines_alone_after_a_citation_continue_its_file():
+    found = find_citations(f"`{AGENT}:17@v1`, and the interface `:2-4`. ", WEB)
+    assert [(c.form, c.path, c.lines, c.pin) for c in found] == [
+        ("canonical", AGENT, (LineRange(17, 17),), "v1"), ("continuation", AGENT, (LineRange(2, 4),), "v1")]
+    chinese = find_citations(f"定义于 `{AGENT}`（第 17–19 行），工厂接口见 `:2`。", WEB)
+    assert [(c.form, c.lines) for c in chinese][1] == ("continuation", (LineRange(2, 2),))
+    # Not across a sentence, not in other code, not a time or a ratio.
+    for text in (f"`{AGENT}:17`. Then `:2` is", f"`{AGENT}:17` and `a ? b :2`", f"`{AGENT}:17` at 10:30",
+                 f"`{AGENT}:17`, ratio 3:2", f"{AGENT}:17 and :2.5 more"):
+        assert [c.form for c in find_citations(text, WEB)] == ["canonical"], text
 
 
 @pytest.mark.parametrize("text", [

@@ -28,7 +28,7 @@ _COMMON = frozenset(
     "async await public private protected readonly static void string number boolean extends implements "
     "default if else for while".split()
 )
-REWRITTEN_FORMS = frozenset({"line-phrase", "symbol", "permalink"})
+REWRITTEN_FORMS = frozenset({"line-phrase", "symbol", "permalink", "line-fragment", "continuation"})
 
 
 class Anchored(DiagnosticStatus):
@@ -131,7 +131,8 @@ def _writable(anchor: str) -> str | None:
 
 def _canonical(c: Citation, v: Verdict, pin: Pin | None, file_pin: str | None) -> str:
     out = v.path + ":" + format_lines(c.lines)
-    if pin is not None and c.form == "permalink" and pin.ref != file_pin:
+    # The pin a permalink names, or a continuation takes from the citation before it, is written out.
+    if pin is not None and (c.form == "permalink" or c.pin_ref) and pin.ref != file_pin:
         out += "@" + pin.ref
     return out
 

@@ -7,7 +7,10 @@ citations in when they do not write for dshaudit:
 - `line-phrase`: `path (line 12)`, `path (lines 10–20)`, `path, lines 10-20`,
   `path L10-L20`, `path（第 170–190 行）`, `path（第 35–78、240–345 行）`;
 - `symbol`: `path:Name`, `path:Class.member`;
-- `quoted-code`: `` `path` (`text`) `` or `` `path`（`text`） ``: text expected in the file.
+- `quoted-code`: `` `path` (`text`) `` or `` `path`（`text`） ``: text expected in the file;
+- `line-fragment`: a link's line fragment written on a bare path, `path#L10` or `path#L10-L20`;
+- `continuation`: lines alone, `` `:626` `` or `:40-41`, right after a citation in the same
+  passage: more lines of the file that citation names (at its pin).
 
 Every citation keeps the form it was written in (`canonical` for dshaudit's
 own). This module only knows text. Which parts of a Markdown file are scanned
@@ -69,7 +72,8 @@ class RawCitation:
     anchors: tuple[str, ...]
     start: int  # offset of the citation in the scanned text
     end: int  # offset just after the citation (anchors not included)
-    form: str = "canonical"  # how it was written: canonical, permalink, relative-link, line-phrase, symbol, quoted-code
+    form: str = "canonical"  # how it was written: canonical, permalink, relative-link, line-phrase, symbol,
+    # quoted-code, line-fragment, continuation
     expected_code: tuple[str, ...] = ()  # quoted-code: the text expected in the file
     marked_quoted: bool = False  # written as `quoted: CITATION`
     anchors_end: int = -1  # offset just after its anchors (after the citation when it has none)
@@ -233,6 +237,10 @@ def _normalise_parts(spec: str) -> str:
 
 
 # A Markdown link's target: `[text](target)`, `[text](<target>)`.
+_FRAGMENT_CITATION_RE = re.compile(
+    rf"(?<![\w./:@\\\-+])(?P<path>(?:{SEGMENT}/)*{SEGMENT})#L(?P<a>\d+)(?:-L?(?P<b>\d+))?(?:C\d+)?"
+    r"(?:@(?P<pin>[A-Za-z0-9](?:[\w.\-]*[A-Za-z0-9])?))?(?![\w/\\])"
+)
 _LINK_TARGET_RE = re.compile(r"\]\(<?(?P<target>[^)\s<>]+)>?(?:\s+\"[^\"]*\")?\)")
 _LINE_FRAGMENT_RE = re.compile(r"L(?P<a>\d+)(?:-L?(?P<b>\d+))?(?:C\d+)?")
 
@@ -342,6 +350,15 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
             anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()), ticks)
             found.append(RawCitation(m.group(0), path, lines, problem, None, m.group("ref"), anchors,
                                      m.start(), m.end(), "permalink", anchors_end=anchors_end, written=m.group(0)))
+    for m in _FRAGMENT_CITATION_RE.finditer(text):
+        if any(a <= m.start() < b for a, b in urls) or not looks_like_path(m.group("path")):
+            continue
+        urls.append((m.start(), m.end()))
+        lines, problem = parse_lines(m.group("a") + (f"-{m.group('b')}" if m.group("b") else ""))
+        anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()), ticks)
+        found.append(RawCitation(m.group(0), m.group("path"), lines, problem, None, m.group("pin"), anchors,
+                                 m.start(), m.end(), "line-fragment", anchors_end=anchors_end, written=m.group(0),
+                                 marked_quoted=_marked_quoted(text, spans, span_starts, m.start())))
     urls.sort()
     url_starts = [a for a, _ in urls]
     for m in CITATION_RE.finditer(text):
@@ -384,7 +401,45 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
             )
         )
     found.sort(key=lambda c: c.start)
-    return tuple(found)
+    return tuple(_with_continuations(text, found, spans, span_starts, ticks))
+
+
+# `:626` or `:40-41` standing alone (a code span of its own, or between spaces and
+# punctuation), after a citation: more lines of the same file.
+_CONTINUATION_RE = re.compile(rf"(?<![\w./:@\\\-+)\]>])(?P<lines>:{_PART}(?:,{_PART})*)(?![\w/\\:]|\.\d|[-–,]\d)")
+MAX_CONTINUATION_GAP = 120  # characters between a citation and a continuation of it
+
+
+def _with_continuations(text: str, found: list[RawCitation], spans: list[tuple[int, int, int, int]],
+                        span_starts: list[int], ticks: "_Ticks") -> list[RawCitation]:
+    """`found`, with each continuation that follows one of them turned into a citation of its file."""
+    if not found or ":" not in text:
+        return found
+    out = list(found)
+    taken = [(c.start, max(c.end, c.start + len(c.written), c.anchors_end)) for c in found]
+    for m in _CONTINUATION_RE.finditer(text):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        before = [c for c in found if max(c.end, c.start + len(c.written)) <= m.start() and c.path]
+        if not before:
+            continue
+        prev = before[-1]
+        gap = text[max(prev.end, prev.start + len(prev.written), prev.anchors_end):m.start()]
+        if len(gap) > MAX_CONTINUATION_GAP or "\n\n" in gap or _SENTENCE_BREAK_RE.search(gap):
+            continue
+        k = bisect_right(span_starts, m.start()) - 1
+        in_span = k >= 0 and spans[k][1] <= m.start() and m.end() <= spans[k][2]
+        if in_span and text[spans[k][1]:spans[k][2]].strip() != m.group(0):
+            continue  # inside other code: `a ? b :1`
+        lines, problem = parse_lines(m.group("lines")[1:])
+        anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()), ticks)
+        out.append(RawCitation(m.group(0), prev.path, lines, problem, None, prev.pin, anchors, m.start(), m.end(),
+                               "continuation", anchors_end=anchors_end, written=m.group(0)))
+    return sorted(out, key=lambda c: c.start)
+
+
+# Where one sentence ends and another starts: a continuation does not reach across it.
+_SENTENCE_BREAK_RE = re.compile(r"[。！？]|[.!?;；](?:\s|$)")
 
 
 def _marked_quoted(text: str, spans: list[tuple[int, int, int, int]], span_starts: list[int], start: int) -> bool:

@@ -163,7 +163,10 @@ def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int
         before = [e for s, e in others if e <= start]
         after = [s for s, e in others if s >= end]
         clause = (max(before, default=a), min(after, default=b))
-        if others and (_has_names(chunk, clause, masks) or len(others) > 1):
+        # A continuation (`:183` after `x.ts:372`) cites other lines of the file: the names
+        # of the sentence are its parent's, so it keeps to its own clause.
+        continuation = chunk[start:end].lstrip("`").startswith(":")
+        if others and (_has_names(chunk, clause, masks) or len(others) > 1 or continuation):
             a, b = clause
         names = [Name(n.text, n.kind, n.start + a, n.end + a) for n in code_names(chunk[a:b], masks.relative(a, b))]
         names = [n for n in names if _distinctive(n)]
