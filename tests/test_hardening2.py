@@ -700,3 +700,9 @@ def test_annotated_tags_are_peeled_to_their_commit_in_every_output(tagged_repo):
     assert run.exit_code == 2 and f"write its commit {commit} instead" in run.stderr
     (work / "findings" / "f.md").write_text(f"---\npin: {commit}\n---\n`src/a.ts:2` → `export const one`\n")
     assert json.loads(run_cli("check", "--format", "json").stdout)["citations"][0]["status"] == "ok"
+
+
+def test_a_document_with_names_but_no_citation_was_checked(workspace, fixture_repo):
+    write_findings(workspace, "The registry is `AgentRegistry`, filled by `setFactoryNowhere`.\n")
+    run = run_cli("check", "findings")
+    assert run.exit_code == 1 and "nothing_checked" not in run.stdout and "phantom" in run.stdout, run.stdout

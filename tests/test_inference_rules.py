@@ -128,3 +128,48 @@ def test_the_shape_rules_never_raise(lines, start, length):
         return
     got = judge(f"{start}-{start + length}", file=view(lines))
     assert got is None or isinstance(got, str)
+
+
+def test_a_marker_label_in_a_table_row_is_what_its_citation_holds():
+    chunk = "| file | marker |\n|---|---|\n| `a.ts:3` | TODO |\n"
+    start = chunk.index("a.ts:3")
+    (got,) = infer(chunk, [(start, start + 6)], [(start, start + 6)])
+    assert "TODO" in got.names
+    lines = ["const a = 1", "const b = 2", "// TODO(cache): drop this", "const c = 3", "const d = 4", "const e = 5"]
+    assert suspect(got, (LineRange(3, 3),), view(lines)) is None
+    said = suspect(got, (LineRange(6, 6),), view(lines))
+    assert said and "`TODO` is at line 3" in said
+
+
+COMMENT = """\
+/**
+ * The registry keeps one factory for the whole process, and the loop
+ * registers itself there when it is mounted, and nothing else may do so
+ * Tests replace it through a scope of their own.
+ */
+export class Registry {}
+""".splitlines()
+
+
+def test_a_citation_starting_inside_a_sentence_that_shares_no_word_with_its_text_is_suspect():
+    got = suspect(Inferred((), (), ("timeout", "retries")), (LineRange(3, 3),), view(COMMENT))
+    assert got and "goes on with a sentence that line 2 begins" in got
+    # A word of the text on the lines: someone chose them for it.
+    assert suspect(Inferred((), (), ("mounted",)), (LineRange(3, 3),), view(COMMENT)) is None
+    # A line where a sentence starts may be cited for that sentence; so may a sentence's first line.
+    assert suspect(Inferred((), (), ("timeout",)), (LineRange(4, 4),), view(COMMENT)) is None
+    assert suspect(Inferred((), (), ("timeout",)), (LineRange(2, 2),), view(COMMENT)) is None
+
+
+def test_words_between_two_citations_make_a_clause_of_their_own():
+    def spans_of(chunk: str, *cited: str) -> list[tuple[int, int]]:
+        return [(chunk.index(f"`{c}`"), chunk.index(f"`{c}`") + len(c) + 2) for c in cited]
+
+    chunk = "Items under the `Local modifications` heading (`r.md:29`), up to the next heading (`r.md:52`)."
+    spans = spans_of(chunk, "r.md:29", "r.md:52")
+    first, second = infer(chunk, spans, spans, spans)
+    assert "Local modifications" in first.names and "Local modifications" not in second.names
+    # With nothing between them, the two share the sentence's names.
+    chunk2 = "The `AgentLoop` is mounted (`b.ts:3`, `b.ts:9`)."
+    spans2 = spans_of(chunk2, "b.ts:3", "b.ts:9")
+    assert all("AgentLoop" in i.names for i in infer(chunk2, spans2, spans2, spans2))

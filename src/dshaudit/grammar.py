@@ -416,15 +416,15 @@ def _with_continuations(text: str, found: list[RawCitation], spans: list[tuple[i
     if not found or ":" not in text:
         return found
     out = list(found)
-    taken = [(c.start, max(c.end, c.start + len(c.written), c.anchors_end)) for c in found]
+    # Each citation's extent (its anchors included), in order: a bisect finds the one before a match.
+    extents = [(c.start, max(c.end, c.start + len(c.written), c.anchors_end)) for c in found]
+    starts = [a for a, _ in extents]
     for m in _CONTINUATION_RE.finditer(text):
-        if any(a <= m.start() < b for a, b in taken):
-            continue
-        before = [c for c in found if max(c.end, c.start + len(c.written)) <= m.start() and c.path]
-        if not before:
-            continue
-        prev = before[-1]
-        gap = text[max(prev.end, prev.start + len(prev.written), prev.anchors_end):m.start()]
+        k = bisect_right(starts, m.start()) - 1
+        if k < 0 or m.start() < extents[k][1]:
+            continue  # before every citation, or inside one (its anchors)
+        prev = found[k]
+        gap = text[extents[k][1]:m.start()]
         if len(gap) > MAX_CONTINUATION_GAP or "\n\n" in gap or _SENTENCE_BREAK_RE.search(gap):
             continue
         k = bisect_right(span_starts, m.start()) - 1

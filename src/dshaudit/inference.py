@@ -166,7 +166,8 @@ def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int
         # A continuation (`:183` after `x.ts:372`) cites other lines of the file: the names
         # of the sentence are its parent's, so it keeps to its own clause.
         continuation = chunk[start:end].lstrip("`").startswith(":")
-        if others and (_has_names(chunk, clause, masks) or len(others) > 1 or continuation):
+        if others and (_has_names(chunk, clause, masks) or len(others) > 1 or continuation
+                       or (before and len(words_of(_masked(chunk, (max(before), start), masks))) >= CLAUSE_WORDS)):
             a, b = clause
         names = [Name(n.text, n.kind, n.start + a, n.end + a) for n in code_names(chunk[a:b], masks.relative(a, b))]
         names = [n for n in names if _distinctive(n)]
@@ -174,9 +175,24 @@ def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int
         chosen = [_anchor_text(n) for n in subject[-1:] or names]
         if not chosen:
             chosen = lead_ins.names(start)
+        if row:
+            chosen += _row_labels(chunk, row, start)
         words = _scope_words(chunk, row or _own_clause(chunk, scopes.scope(start, end), start, end, others), masks)
         out.append(Inferred(tuple(dict.fromkeys(chosen)), _block(chunk, start, end), words))
     return tuple(out)
+
+
+CLAUSE_WORDS = 2  # content words between a citation and the one before that make its clause its own
+
+
+def _masked(chunk: str, span: tuple[int, int], masks: "_Masks") -> str:
+    """The text of `span` with the masked parts (citations, anchors, claims) blanked."""
+    a, b = span
+    text = chunk[a:b]
+    for lo, hi in masks.relative(a, b):
+        lo, hi = max(lo, 0), min(hi, b - a)
+        text = text[:lo] + " " * (hi - lo) + text[hi:]
+    return text
 
 
 def _own_clause(chunk: str, scope: tuple[int, int], start: int, end: int,
@@ -206,12 +222,23 @@ def _row(chunk: str, start: int, end: int) -> tuple[int, int] | None:
     return (line_start, line_end) if chunk[line_start:line_end].lstrip().startswith("|") else None
 
 
+# A cell that is one capitalised marker word (`TODO`, `FIXME`, `NOTE`) labels what its row's citation holds.
+_LABEL_CELL_RE = re.compile(r"`?([A-Z][A-Z0-9_]{2,})`?")
+
+
+def _row_labels(chunk: str, row: tuple[int, int], start: int) -> list[str]:
+    """The label cells of a table row, other than the citation's own cell."""
+    a, b = row
+    cells, at = [], a
+    for cell in chunk[a:b].split("|"):
+        if not at <= start < at + len(cell):
+            cells.append(cell.strip())
+        at += len(cell) + 1
+    return [m.group(1) for c in cells if (m := _LABEL_CELL_RE.fullmatch(c))]
+
+
 def _scope_words(chunk: str, span: tuple[int, int], masks: _Masks) -> tuple[str, ...]:
-    a, b = span
-    text = chunk[a:b]
-    for lo, hi in masks.relative(a, b):  # other citations and anchors, claims: not prose about these lines
-        lo, hi = max(lo, 0), min(hi, b - a)
-        text = text[:lo] + " " * (hi - lo) + text[hi:]
+    text = _masked(chunk, span, masks)  # other citations and anchors, claims: not prose about these lines
     # Addresses and paths name files, not what the cited lines say: `[x](../packages/host/a.ts)`.
     return tuple(sorted(set(words_of(_PATHISH_RE.sub(" ", URL_RE.sub(" ", text)), stem=False))))
 
@@ -415,7 +442,20 @@ def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -
     if elsewhere:
         said = "; ".join(f"`{name}` is {where}" for name, where in elsewhere[:3])
         return f"the lines cited hold none of the names the text gives them: {said}"
-    return _suspect_shape(region, view) or (_suspect_words(inferred.words, region, view) if view.words else None)
+    return (_suspect_shape(region, view) or _suspect_midsentence(inferred.words, region, view)
+            or (_suspect_words(inferred.words, region, view) if view.words else None))
+
+
+def _suspect_midsentence(words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView) -> str | None:
+    """A citation that starts inside a sentence of a comment (or paragraph) and
+    shares no word with its own sentence: not lines someone chose by reading."""
+    r = region[0]
+    if r.start < 2 or view.words is None or not _continues_sentence(view.lines[r.start - 2], view.lines[r.start - 1], view.prose):
+        return None
+    if any(view.words.present(_stem(w), p.start, p.end) for w in words for p in region):
+        return None
+    return (f"line {r.start}, where the citation starts, goes on with a sentence that line {r.start - 1} begins, "
+            "and the cited lines share no word with the text: they have probably moved")
 
 
 # A line of nothing but closing brackets and separators: the end of something, never its start.
@@ -467,6 +507,31 @@ def _suspect_shape(region: tuple[LineRange, ...], view: FileView) -> str | None:
                     return (f"line {n} closes a bracket opened before the cited lines: they start inside "
                             "a construct and leave it, so they have probably moved")
     return None
+
+
+# What a comment line says, without its marker; the end of a sentence or clause.
+_COMMENT_TEXT_RE = re.compile(r"^\s*(?://+|/\*+|\*+(?!/)|#+)\s?")
+_SENTENCE_END_CHARS = tuple(".:!?;)]}>`'\"")
+_PROSE_BLOCK_RE = re.compile(r"^\s*(?:[-*+>|#]|\d+[.)]|```|~~~)")
+
+
+def _continues_sentence(before: str, line: str, prose: bool) -> bool:
+    """Whether `line` goes on with a sentence `before` leaves open: both comment
+    lines (or, in prose, plain paragraph lines), `before` not ending a sentence
+    or clause, and `line` going on in lower case."""
+    if prose:
+        if _PROSE_BLOCK_RE.match(line) or _PROSE_BLOCK_RE.match(before):
+            return False
+        prev, text = before.strip(), line.strip()
+    else:
+        if not (_COMMENT_LINE_RE.match(before) and _COMMENT_LINE_RE.match(line)) or "*/" in before:
+            return False
+        prev, text = _COMMENT_TEXT_RE.sub("", before).strip(), _COMMENT_TEXT_RE.sub("", line).strip()
+    return (bool(prev) and not prev.endswith(_SENTENCE_END_CHARS) and text[:1].islower() and not prev.startswith("@")
+            and not _CLAUSE_BREAK_RE.search(text))  # a line where a sentence or clause also starts may be cited for it
+
+
+_CLAUSE_BREAK_RE = re.compile(r"[.;:!?](?:\s|$)")
 
 
 def _is_comment(line: str) -> bool:

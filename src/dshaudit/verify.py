@@ -636,12 +636,13 @@ def coverage(files: list[FindingsFile], result: CheckResult, paths: tuple[str, .
         shaped = citation_shaped(f.text, split_front_matter(f.text, f.path)[1])
         if shaped is not None:
             out.append(warning(Coverage.NO_CITATIONS, SourceLocation(f.path, shaped[0], 1), no_citations_message(*shaped)))
-    if paths and not result.verdicts:
+    # A document with names or claims but no citation was checked all the same: only nothing at all is said.
+    if paths and not (result.verdicts or result.references or result.claims):
         where = SourceLocation(files[0].path if files else paths[0], 1, 1)
         named = ", ".join(paths)
-        what = (f"its {len(files)} Markdown file{'s' if len(files) > 1 else ''} hold no citation dshaudit reads"
-                if files else "it holds no Markdown file")
-        out.append(warning(Coverage.NOTHING_CHECKED, where, f"no citation checked in {named}: {what}"))
+        what = (f"its {len(files)} Markdown file{'s hold' if len(files) > 1 else ' holds'} no citation, name or claim "
+                "dshaudit reads" if files else "it holds no Markdown file")
+        out.append(warning(Coverage.NOTHING_CHECKED, where, f"nothing checked in {named}: {what}"))
     return tuple(out)
 
 
