@@ -72,9 +72,9 @@ def test_a_range_ending_on_a_comment_opener_is_suspect():
 
 def test_brackets_in_comments_and_prose_are_not_structure():
     # "(a missing file, or a\n directory)" in a comment: line 21 closes nothing of the code's.
-    assert judge("21-22") is None
+    assert judge("20-22") is None
     paragraph = ["The loader (which boots the", "app) reads the config.", "", "More."]
-    assert judge("2", file=view(paragraph, prose=True)) is None
+    assert judge("2", words=("config",), file=view(paragraph, prose=True)) is None
     # The same lines as code do leave a bracket they did not open.
     assert "closes a bracket" in (judge("2", file=view(paragraph)) or "")
 
@@ -173,3 +173,33 @@ def test_words_between_two_citations_make_a_clause_of_their_own():
     chunk2 = "The `AgentLoop` is mounted (`b.ts:3`, `b.ts:9`)."
     spans2 = spans_of(chunk2, "b.ts:3", "b.ts:9")
     assert all("AgentLoop" in i.names for i in infer(chunk2, spans2, spans2, spans2))
+
+
+def test_a_sentence_cited_from_its_start_on_a_line_to_its_end_is_cited_whole():
+    lines = ["/**", " * The registry keeps one factory for the whole", " * process. Tests replace it through a scope",
+             " * of their own.", " */"]
+    assert suspect(Inferred((), (), ("timeout",)), (LineRange(3, 4),), view(lines)) is None
+    got = suspect(Inferred((), (), ("timeout",)), (LineRange(3, 3),), view(lines))
+    assert got and "goes on with a sentence that line 2 begins" in got
+
+
+def test_words_after_a_citation_belong_to_the_next_one():
+    chunk = ("The capability is one boolean per provider (`t.ts:86`), documented as the counterpart "
+             "of `maxDepth` (`t.ts:83`).")
+    spans = [(chunk.index(f"`{c}`"), chunk.index(f"`{c}`") + len(c) + 2) for c in ("t.ts:86", "t.ts:83")]
+    first, second = infer(chunk, spans, spans, spans)
+    assert "maxDepth" not in first.names and "maxDepth" in second.names
+
+
+def test_code_right_after_a_citation_is_said_of_it():
+    chunk = "Both are set (`t.ts:86` `depthLimit: true` and then `t.ts:90` `maxDepth: 2`)."
+    spans = [(chunk.index(f"`{c}`"), chunk.index(f"`{c}`") + len(c) + 2) for c in ("t.ts:86", "t.ts:90")]
+    first, second = infer(chunk, spans, spans, spans)
+    assert "depthLimit: true" in first.names and "maxDepth: 2" in second.names
+
+
+def test_a_name_the_text_says_is_absent_is_not_expected_on_the_lines():
+    chunk = "The server creates the session with `sessionCwd` only: no `delegationDepth`, without `parentOrigin` (`s.ts:223`)."
+    start = chunk.index("`s.ts:223`")
+    (got,) = infer(chunk, [(start, start + 10)], [(start, start + 10)])
+    assert "sessionCwd" in got.names and "delegationDepth" not in got.names and "parentOrigin" not in got.names

@@ -40,7 +40,7 @@ _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING_COMMENT_RE = re.compile(r"^\s*(?://|<!--|--)\s*")
 MAX_BLOCK_LINES = 12
 # A name on more lines of the file than this is a common word there, not evidence of where the code is.
-MAX_OTHER_PLACES = 3
+MAX_OTHER_PLACES = 4
 
 
 @dataclass(frozen=True)
@@ -163,14 +163,21 @@ def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int
         before = [e for s, e in others if e <= start]
         after = [s for s, e in others if s >= end]
         clause = (max(before, default=a), min(after, default=b))
+        # Words between this citation and the next are the next one's clause (`A (c1), then B (c2)`):
+        # when its own text before it names something, this citation's clause ends with it.
+        past = end + 1 if chunk[end:end + 1] == "`" else end  # the citation's own closing backtick
+        cut = (bool(after) and not _ATTACHED_RE.match(chunk, past, min(after))
+               and len(words_of(_masked(chunk, (end, min(after)), masks))) >= CLAUSE_WORDS)
+        if cut:
+            clause = (clause[0], end)
         # A continuation (`:183` after `x.ts:372`) cites other lines of the file: the names
         # of the sentence are its parent's, so it keeps to its own clause.
         continuation = chunk[start:end].lstrip("`").startswith(":")
-        if others and (_has_names(chunk, clause, masks) or len(others) > 1 or continuation
+        if others and (_has_names(chunk, clause, masks) or len(others) > 1 or continuation or cut
                        or (before and len(words_of(_masked(chunk, (max(before), start), masks))) >= CLAUSE_WORDS)):
             a, b = clause
         names = [Name(n.text, n.kind, n.start + a, n.end + a) for n in code_names(chunk[a:b], masks.relative(a, b))]
-        names = [n for n in names if _distinctive(n)]
+        names = [n for n in names if _distinctive(n) and not _NEGATED_RE.search(chunk, max(0, n.start - 24), n.start)]
         subject = [n for n in names if n.end <= start and _SUBJECT_GAP_RE.match(chunk[n.end:start])]
         chosen = [_anchor_text(n) for n in subject[-1:] or names]
         if not chosen:
@@ -193,6 +200,15 @@ def _masked(chunk: str, span: tuple[int, int], masks: "_Masks") -> str:
         lo, hi = max(lo, 0), min(hi, b - a)
         text = text[:lo] + " " * (hi - lo) + text[hi:]
     return text
+
+
+# A name the text says is not there (`no \`origin\``, `without \`cwd\``, `没有 \`x\``) is not expected on the lines.
+_NEGATED_RE = re.compile(r"(?:\b(?:no|not|without|nor|never|neither|lacks?)\s+(?:an?\s+|the\s+|any\s+)?|(?:没有|无|不含|并无)\s*)[`'\"“]?$",
+                         re.IGNORECASE)
+
+
+# Code right after a citation (`x.ts:12` `name`, `x.ts:12` (`name`)) is said of it, whatever follows.
+_ATTACHED_RE = re.compile(r"[\s,:(（→>-]*`")
 
 
 def _own_clause(chunk: str, scope: tuple[int, int], start: int, end: int,
@@ -454,6 +470,10 @@ def _suspect_midsentence(words: tuple[str, ...], region: tuple[LineRange, ...], 
         return None
     if any(view.words.present(_stem(w), p.start, p.end) for w in words for p in region):
         return None
+    first = _COMMENT_TEXT_RE.sub("", view.lines[r.start - 1]) if not view.prose else view.lines[r.start - 1]
+    last = _COMMENT_TEXT_RE.sub("", view.lines[region[-1].end - 1]).strip() if not view.prose else view.lines[region[-1].end - 1].strip()
+    if _CLAUSE_BREAK_RE.search(first) and last.endswith((".", "!", "?")):
+        return None  # a sentence that starts on the first line and ends on the last: cited whole
     return (f"line {r.start}, where the citation starts, goes on with a sentence that line {r.start - 1} begins, "
             "and the cited lines share no word with the text: they have probably moved")
 
@@ -528,10 +548,10 @@ def _continues_sentence(before: str, line: str, prose: bool) -> bool:
             return False
         prev, text = _COMMENT_TEXT_RE.sub("", before).strip(), _COMMENT_TEXT_RE.sub("", line).strip()
     return (bool(prev) and not prev.endswith(_SENTENCE_END_CHARS) and text[:1].islower() and not prev.startswith("@")
-            and not _CLAUSE_BREAK_RE.search(text))  # a line where a sentence or clause also starts may be cited for it
+            and True)
 
 
-_CLAUSE_BREAK_RE = re.compile(r"[.;:!?](?:\s|$)")
+_CLAUSE_BREAK_RE = re.compile(r"[.;:!?]\s+\S")
 
 
 def _is_comment(line: str) -> bool:
