@@ -55,7 +55,7 @@ never reported as a phantom.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -355,32 +355,33 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
 def _tree_path(path: str, snapshot: "Snapshot") -> tuple[ReferenceStatus, str] | None:
     """Whether `path` is a file or folder of the tree; None when the tree has no
     root folder of that name, so the path is not taken to be one of DSH's."""
-    files = snapshot.blob_ids()
-    head = path.split("/", 1)[0]
+    roots, paths = _tree(snapshot)
     at = snapshot.sha[:8]
-    if not any(p.startswith(head + "/") for p in _roots(files)):
+    if path.split("/", 1)[0] not in roots:
         return None
-    if path in files:
+    k = bisect_left(paths, path)
+    if k < len(paths) and paths[k] == path:
         return ReferenceStatus.OK, f"a file at {at}"
-    if any(p.startswith(path + "/") for p in files):
+    k = bisect_left(paths, path + "/")
+    if k < len(paths) and paths[k].startswith(path + "/"):
         return ReferenceStatus.OK, f"a folder at {at}"
     base = path.rsplit("/", 1)[-1]
-    moved = sorted(p for p in files if p.endswith("/" + base))
+    moved = [p for p in paths if p.endswith("/" + base)]
     hint = "" if not moved or len(moved) > MAX_SAME_NAME else \
         "; a file of that name is at " + ", ".join(moved)
     return ReferenceStatus.PHANTOM, f"`{path}` is no file or folder at {at}{hint}"
 
 
 MAX_SAME_NAME = 3  # files of a missing path's name shown as where it may have moved
+_TREES: dict[str, tuple[frozenset[str], list[str]]] = {}  # commit -> its root folders, its sorted paths
 
 
-def _roots(files: dict[str, str]) -> list[str]:
-    """One path per folder at the root of the tree (its first file)."""
-    seen: dict[str, str] = {}
-    for p in files:
-        if "/" in p:
-            seen.setdefault(p.split("/", 1)[0], p)
-    return list(seen.values())
+def _tree(snapshot: "Snapshot") -> tuple[frozenset[str], list[str]]:
+    """The folders at the root of the snapshot's tree and its paths, sorted: worked out once per commit."""
+    if snapshot.sha not in _TREES:
+        paths = sorted(snapshot.blob_ids())
+        _TREES[snapshot.sha] = (frozenset(p.split("/", 1)[0] for p in paths if "/" in p), paths)
+    return _TREES[snapshot.sha]
 
 
 def _missing_path(path: str, snapshot: "Snapshot", message: str, history: bool) -> tuple[ReferenceStatus, str]:
