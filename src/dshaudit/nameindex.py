@@ -59,7 +59,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Iterable
+from typing import IO, TYPE_CHECKING, Callable, Iterable
 
 from . import cache
 from .errors import RepoError
@@ -717,45 +717,40 @@ class NameIndex:
         occurs; the newest one whose first parent held the name as a whole
         word is where it was deleted (a change to a longer name that contains
         it is passed over)."""
-        shard = cache.current().shard("reference-history", VERSION, _HISTORY_SHAPE)
-        key = f"{self.sha} {commits} {name}"
-        hit = shard.get(key)
-        if hit is not None:
-            gone = Deletion(*hit["deletion"]) if hit["deletion"] else None
-            return HistoryAnswer(gone, int(hit["commits"]), bool(hit["root"]))
-        window = self._git("rev-list", "--first-parent", f"--max-count={commits + 1}", self.sha).decode().split()
-        reached_root = len(window) <= commits
-        bound = [] if reached_root else ["--not", window[commits]]
-        out = self._git("log", "--first-parent", "-n", "3", "--format=%H%x00%cI%x00%s", f"-S{name}",
-                        self.sha, *bound, "--")
-        found = None
-        for record in out.decode("utf-8", "replace").splitlines():
-            sha, date, subject = (record.split("\0") + ["", ""])[:3]
-            if _SHA_RE.fullmatch(sha) and self._had(name, sha):
-                found = Deletion(sha, date, subject)
-                break
-        answer = HistoryAnswer(found, min(len(window), commits), reached_root)
-        shard.put(key, {"deletion": [found.sha, found.date, found.subject] if found else None,
-                        "commits": answer.commits, "root": reached_root})
-        return answer
+        def search(bound: list[str]) -> Deletion | None:
+            out = self._git("log", "--first-parent", "-n", "3", "--format=%H%x00%cI%x00%s", f"-S{name}",
+                            self.sha, *bound, "--")
+            for record in out.decode("utf-8", "replace").splitlines():
+                sha, date, subject = (record.split("\0") + ["", ""])[:3]
+                if _SHA_RE.fullmatch(sha) and self._had(name, sha):
+                    return Deletion(sha, date, subject)
+            return None
+
+        return self._history(f"{self.sha} {commits} {name}", commits, search)
 
     def path_deletion(self, path: str, commits: int = HISTORY_COMMITS) -> HistoryAnswer:
         """The newest first-parent commit, within `commits` of this one, that removed
         `path` (a file, or a file under a folder of that name), a move counted as a
         removal; `deletion` is None when there is none. Cached as `deletion` is."""
+        def search(bound: list[str]) -> Deletion | None:
+            out = self._git("--literal-pathspecs", "log", "--first-parent", "--no-renames", "--diff-filter=D", "-n", "1",
+                            "--format=%H%x00%cI%x00%s", self.sha, *bound, "--", path)
+            sha, date, subject = (out.decode("utf-8", "replace").strip().split("\0") + ["", "", ""])[:3]
+            return Deletion(sha, date, subject) if _SHA_RE.fullmatch(sha) else None
+
+        return self._history(f"{self.sha} {commits} path {path}", commits, search)
+
+    def _history(self, key: str, commits: int, search: Callable[[list[str]], Deletion | None]) -> HistoryAnswer:
+        """A bounded history search's answer, cached under `key`: `search` gets the
+        arguments that stop `git log` after `commits` first-parent commits."""
         shard = cache.current().shard("reference-history", VERSION, _HISTORY_SHAPE)
-        key = f"{self.sha} {commits} path {path}"
         hit = shard.get(key)
         if hit is not None:
             gone = Deletion(*hit["deletion"]) if hit["deletion"] else None
             return HistoryAnswer(gone, int(hit["commits"]), bool(hit["root"]))
         window = self._git("rev-list", "--first-parent", f"--max-count={commits + 1}", self.sha).decode().split()
         reached_root = len(window) <= commits
-        bound = [] if reached_root else ["--not", window[commits]]
-        out = self._git("--literal-pathspecs", "log", "--first-parent", "--no-renames", "--diff-filter=D", "-n", "1",
-                        "--format=%H%x00%cI%x00%s", self.sha, *bound, "--", path)
-        sha, date, subject = (out.decode("utf-8", "replace").strip().split("\0") + ["", "", ""])[:3]
-        found = Deletion(sha, date, subject) if _SHA_RE.fullmatch(sha) else None
+        found = search([] if reached_root else ["--not", window[commits]])
         answer = HistoryAnswer(found, min(len(window), commits), reached_root)
         shard.put(key, {"deletion": [found.sha, found.date, found.subject] if found else None,
                         "commits": answer.commits, "root": reached_root})
