@@ -548,3 +548,19 @@ def test_paths_outside_the_trees_root_folders_and_counted_paths_are_not_flagged(
     ref = one(snap, "packages/ui/", exempt=document_exemptions(doc))
     assert ref.status is ReferenceStatus.OK and "files(...)" in ref.message
     assert one(snap, "packages/ui/").status is ReferenceStatus.PHANTOM
+
+
+def test_a_relative_path_after_a_package_path_is_looked_for_in_that_package(snap):
+    doc = ("Both live in the agent package: `packages/core/agent/src/index.ts` and `src/legacy.ts`, "
+           "and `packages/core/agent/package.json` 与 `src/index.ts`.\n")
+    items = [(n, where(line)) for n, line, _ in document_names(doc)]
+    refs = {r.text + str(r.source.column): r for r in check_references(items, snap, exempt=set(), absent=[])}
+    statuses = [(r.text, r.status) for r in sorted(refs.values(), key=lambda r: r.source.column)]
+    assert [s for _, s in statuses] == [ReferenceStatus.OK, ReferenceStatus.PHANTOM, ReferenceStatus.OK, ReferenceStatus.OK]
+    gone = next(r for r in refs.values() if r.status is ReferenceStatus.PHANTOM)
+    assert "in no folder of `packages/core/agent/src`" in gone.message and "removed" not in gone.message
+    found = [r for r in refs.values() if r.text == "src/index.ts"][0]
+    assert "read as packages/core/agent/src/index.ts" in found.message
+    # Not joined to a path before it: not taken as DSH's.
+    lone = [(n, where(1)) for n, _, _ in document_names("See `src/legacy.ts` for how.\n")]
+    assert check_references(lone, snap, exempt=set(), absent=[]) == []

@@ -47,6 +47,7 @@ class Name:
     kind: str
     start: int
     end: int
+    folder: str | None = None  # a relative path's: the folder of the path written just before it (references.py)
 
 
 def is_identifier_like(word: str) -> bool:

@@ -173,6 +173,7 @@ class Plan:
     kind: str
     lookups: tuple[str, ...] = ()
     fragment: Fragment | None = None
+    folder: str | None = None  # a path's: the folder it may be relative to
 
 
 _IDENT_RE = re.compile(r"[A-Za-z_$][\w$]*")
@@ -199,7 +200,7 @@ def classify(name: Name) -> Plan | None:
     if name.kind == STRING:
         return Plan(STRING, (text,)) if _code_like(text) else None
     if name.kind == CODE:
-        return _code(text)
+        return _code(text, name)
     return None
 
 
@@ -219,7 +220,7 @@ def _code_like(text: str) -> bool:
     return any(c in "/_.:@$" for c in text) or is_identifier_like(text)
 
 
-def _code(text: str) -> Plan | None:
+def _code(text: str, name: Name) -> Plan | None:
     if text.startswith(_NOT_NAMES):
         return None
     bare = re.sub(r"(?:\(\)|\[\])$", "", text)
@@ -230,7 +231,7 @@ def _code(text: str) -> Plan | None:
     if _PACKAGE_RE.fullmatch(text):
         return _package(text)
     if _PATH_RE.fullmatch(text):
-        return Plan(PATH, (text.rstrip("/"),))
+        return Plan(PATH, (text.rstrip("/"),), folder=name.folder)
     if _KEBAB_RE.fullmatch(text):
         return Plan(STRING, (text,))  # `dsh-compaction-basic`: a plugin, package or event name
     m = _QUOTED_RE.fullmatch(text)
@@ -319,7 +320,7 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
             out.append(Reference(where, name.text, plan.kind, ReferenceStatus.OK, why))
             continue
         if plan.kind == PATH:
-            found = _tree_path(plan.lookups[0], snapshot)
+            found = _tree_path(plan.lookups[0], snapshot, plan.folder)
             if found is not None:
                 status, message = found
                 if status is ReferenceStatus.PHANTOM:
@@ -352,13 +353,23 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
     return out
 
 
-def _tree_path(path: str, snapshot: "Snapshot") -> tuple[ReferenceStatus, str] | None:
+def _tree_path(path: str, snapshot: "Snapshot", folder: str | None = None) -> tuple[ReferenceStatus, str] | None:
     """Whether `path` is a file or folder of the tree; None when the tree has no
-    root folder of that name, so the path is not taken to be one of DSH's."""
+    root folder of that name, so the path is not taken to be one of DSH's. A
+    path written right after another (`packages/x/src/a.ts` and `src/b.ts`) is
+    looked for in that one's `folder` and the folders above it, as a citation is."""
     roots, paths = _tree(snapshot)
     at = snapshot.sha[:8]
     if path.split("/", 1)[0] not in roots:
-        return None
+        if not folder or folder.split("/", 1)[0] not in roots:
+            return None
+        under = folder
+        while under.count("/") >= 1:  # not up to a root folder: `packages/src/x.ts` is no package's
+            found = _tree_path(f"{under}/{path}", snapshot)
+            if found is not None and found[0] is ReferenceStatus.OK:
+                return ReferenceStatus.OK, f"`{path}` read as {under}/{path} (after the path before it): {found[1]}"
+            under = under.rpartition("/")[0]
+        return ReferenceStatus.PHANTOM, f"`{path}` is in no folder of `{folder}`, the path before it, at {at}"
     k = bisect_left(paths, path)
     if k < len(paths) and paths[k] == path:
         return ReferenceStatus.OK, f"a file at {at}"
@@ -385,8 +396,8 @@ def _tree(snapshot: "Snapshot") -> tuple[frozenset[str], list[str]]:
 
 
 def _missing_path(path: str, snapshot: "Snapshot", message: str, history: bool) -> tuple[ReferenceStatus, str]:
-    if not history:
-        return ReferenceStatus.PHANTOM, message
+    if not history or path.split("/", 1)[0] not in _tree(snapshot)[0]:
+        return ReferenceStatus.PHANTOM, message  # a relative path has no history of its own
     answer = index_for(snapshot).path_deletion(path)
     if answer.deletion is not None:
         return ReferenceStatus.DELETED, f"{message}; it was removed at {answer.deletion}"
@@ -491,10 +502,25 @@ def document_names(text: str) -> list[tuple[Name, int, int]]:
         skip = _citation_extents(chunk)
         skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
         skip += [(m.start(), m.end()) for m in ABSENT_SPAN_RE.finditer(chunk)]
-        for n in code_names(chunk, skip):
+        found = code_names(chunk, skip)
+        for i, n in enumerate(found):
             line, column = locate(offset + n.start)
-            out.append((Name(n.text, n.kind, offset + n.start, offset + n.end), line, column))
+            folder = _folder_before(chunk, found[i - 1], n) if i else None
+            out.append((Name(n.text, n.kind, offset + n.start, offset + n.end, folder), line, column))
     return out
+
+
+# `a/b/c.ts and src/d.ts`, `a/b/c.ts 与 src/d.ts`: the second path may be relative to the first's folder.
+_JOINED_RE = re.compile(r"[\s`]*(?:,|and|与|和|及|、|&)[\s`]*")
+
+
+def _folder_before(chunk: str, before: Name, name: Name) -> str | None:
+    """The folder of the path written just before `name`, when `name` is a relative path joined to it."""
+    if before.kind != CODE or name.kind != CODE or "/" not in before.text or not _PATH_RE.fullmatch(name.text):
+        return None
+    if name.text.split("/", 1)[0] == before.text.split("/", 1)[0] or not _JOINED_RE.fullmatch(chunk[before.end:name.start]):
+        return None
+    return before.text.rstrip("/").rsplit("/", 1)[0]
 
 
 def absent_claims(text: str) -> list[tuple[str, int, int]]:
