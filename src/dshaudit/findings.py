@@ -22,7 +22,7 @@ from markdown_it import MarkdownIt
 from .errors import InputError
 from .writing import ReadFile, read_regular
 from .claims import CLAIM_SPAN_RE, claims_in_text
-from .grammar import RawCitation, find_citations
+from .grammar import JOINED_RE, RawCitation, find_citations
 from .inference import Inferred, infer
 from .model import Citation, Claim, SourceLocation
 
@@ -454,14 +454,12 @@ def _fence_beside(line_index: int, lines: list[str], fences: list[tuple[int, int
                 for ln in words):
             return a, b
     return None
-# `packages/x/src/index.ts and src/other.ts`: the second path may be relative to the first's package.
-_JOINED_RE = re.compile(r"^[\s`]*(?:,|and|与|和|及|、|&)[\s`]*$")
 
 
 def _context_dir(chunk: str, before: RawCitation, raw: RawCitation) -> str | None:
     if "/" not in before.path or raw.path.startswith(before.path.split("/", 1)[0] + "/"):
         return None
-    if not _JOINED_RE.match(chunk[max(before.end, before.anchors_end):raw.start]):
+    if not JOINED_RE.fullmatch(chunk[max(before.end, before.anchors_end):raw.start]):
         return None
     return before.path.rsplit("/", 1)[0]
 

@@ -236,13 +236,16 @@ def _normalise_parts(spec: str) -> str:
     return re.sub(r"[ \t]*[-–—~～][ \t]*L?", "-", spec)
 
 
-# A Markdown link's target: `[text](target)`, `[text](<target>)`.
-_FRAGMENT_CITATION_RE = re.compile(
-    rf"(?<![\w./:@\\\-+])(?P<path>(?:{SEGMENT}/)*{SEGMENT})#L(?P<a>\d+)(?:-L?(?P<b>\d+))?(?:C\d+)?"
-    r"(?:@(?P<pin>[A-Za-z0-9](?:[\w.\-]*[A-Za-z0-9])?))?(?![\w/\\])"
-)
+# A Markdown link's target: `[text](target)`, `[text](<target>)`, and its line fragment (`L10-L20`).
 _LINK_TARGET_RE = re.compile(r"\]\(<?(?P<target>[^)\s<>]+)>?(?:\s+\"[^\"]*\")?\)")
 _LINE_FRAGMENT_RE = re.compile(r"L(?P<a>\d+)(?:-L?(?P<b>\d+))?(?:C\d+)?")
+# The same fragment written on a bare path: `path#L10-L20`.
+_FRAGMENT_CITATION_RE = re.compile(
+    rf"(?<![\w./:@\\\-+])(?P<path>(?:{SEGMENT}/)*{SEGMENT})#{_LINE_FRAGMENT_RE.pattern}"
+    r"(?:@(?P<pin>[A-Za-z0-9](?:[\w.\-]*[A-Za-z0-9])?))?(?![\w/\\])"
+)
+# What joins two paths of one passage (`a/b/c.ts and src/d.ts`, `与`, `、`): the second may be relative to the first.
+JOINED_RE = re.compile(r"[\s`]*(?:,|and|与|和|及|、|&)[\s`]*")
 
 
 def _relative_links(text: str, link_base: str) -> list[RawCitation]:
@@ -350,8 +353,11 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
             anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()), ticks)
             found.append(RawCitation(m.group(0), path, lines, problem, None, m.group("ref"), anchors,
                                      m.start(), m.end(), "permalink", anchors_end=anchors_end, written=m.group(0)))
+    links = sorted(urls)  # a fragment inside a link or permalink is theirs
+    link_starts = [a for a, _ in links]
     for m in _FRAGMENT_CITATION_RE.finditer(text):
-        if any(a <= m.start() < b for a, b in urls) or not looks_like_path(m.group("path")):
+        k = bisect_right(link_starts, m.start()) - 1
+        if (k >= 0 and m.start() < links[k][1]) or not looks_like_path(m.group("path")):
             continue
         urls.append((m.start(), m.end()))
         lines, problem = parse_lines(m.group("a") + (f"-{m.group('b')}" if m.group("b") else ""))

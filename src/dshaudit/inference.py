@@ -163,8 +163,8 @@ def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int
         before = [e for s, e in others if e <= start]
         after = [s for s, e in others if s >= end]
         clause = (max(before, default=a), min(after, default=b))
-        # Words between this citation and the next are the next one's clause (`A (c1), then B (c2)`):
-        # when its own text before it names something, this citation's clause ends with it.
+        # Words between this citation and the next are the next one's clause (`A (c1), documented
+        # as B (c2)`), unless code is attached right after it: this citation's clause ends with it.
         past = end + 1 if chunk[end:end + 1] == "`" else end  # the citation's own closing backtick
         cut = (bool(after) and not _ATTACHED_RE.match(chunk, past, min(after))
                and len(words_of(_masked(chunk, (end, min(after)), masks))) >= CLAUSE_WORDS)
@@ -189,7 +189,7 @@ def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int
     return tuple(out)
 
 
-CLAUSE_WORDS = 2  # content words between a citation and the one before that make its clause its own
+CLAUSE_WORDS = 2  # content words between two citations that make a clause of their own
 
 
 def _masked(chunk: str, span: tuple[int, int], masks: "_Masks") -> str:
@@ -470,8 +470,7 @@ def _suspect_midsentence(words: tuple[str, ...], region: tuple[LineRange, ...], 
         return None
     if any(view.words.present(_stem(w), p.start, p.end) for w in words for p in region):
         return None
-    first = _COMMENT_TEXT_RE.sub("", view.lines[r.start - 1]) if not view.prose else view.lines[r.start - 1]
-    last = _COMMENT_TEXT_RE.sub("", view.lines[region[-1].end - 1]).strip() if not view.prose else view.lines[region[-1].end - 1].strip()
+    first, last = _said(view.lines[r.start - 1], view.prose), _said(view.lines[region[-1].end - 1], view.prose)
     if _CLAUSE_BREAK_RE.search(first) and last.endswith((".", "!", "?")):
         return None  # a sentence that starts on the first line and ends on the last: cited whole
     return (f"line {r.start}, where the citation starts, goes on with a sentence that line {r.start - 1} begins, "
@@ -539,19 +538,20 @@ def _continues_sentence(before: str, line: str, prose: bool) -> bool:
     """Whether `line` goes on with a sentence `before` leaves open: both comment
     lines (or, in prose, plain paragraph lines), `before` not ending a sentence
     or clause, and `line` going on in lower case."""
-    if prose:
-        if _PROSE_BLOCK_RE.match(line) or _PROSE_BLOCK_RE.match(before):
-            return False
-        prev, text = before.strip(), line.strip()
-    else:
-        if not (_COMMENT_LINE_RE.match(before) and _COMMENT_LINE_RE.match(line)) or "*/" in before:
-            return False
-        prev, text = _COMMENT_TEXT_RE.sub("", before).strip(), _COMMENT_TEXT_RE.sub("", line).strip()
-    return (bool(prev) and not prev.endswith(_SENTENCE_END_CHARS) and text[:1].islower() and not prev.startswith("@")
-            and True)
+    if prose and (_PROSE_BLOCK_RE.match(line) or _PROSE_BLOCK_RE.match(before)):
+        return False
+    if not prose and (not (_COMMENT_LINE_RE.match(before) and _COMMENT_LINE_RE.match(line)) or "*/" in before):
+        return False
+    prev, text = _said(before, prose), _said(line, prose)
+    return bool(prev) and not prev.endswith(_SENTENCE_END_CHARS) and text[:1].islower() and not prev.startswith("@")
 
 
-_CLAUSE_BREAK_RE = re.compile(r"[.;:!?]\s+\S")
+def _said(line: str, prose: bool) -> str:
+    """What a line says: a prose line as it is, a comment line without its marker."""
+    return (line if prose else _COMMENT_TEXT_RE.sub("", line)).strip()
+
+
+_CLAUSE_BREAK_RE = re.compile(r"[.;:!?]\s+\S")  # a sentence or clause that starts inside a line
 
 
 def _is_comment(line: str) -> bool:

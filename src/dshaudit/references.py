@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from .diagnostics import Diagnostic, Place, permalink
 from .errors import InputError
 from .fragments import Fragment, FragmentVerdict, cached, evaluate_all, parse_fragment
-from .grammar import code_spans, find_citations
+from .grammar import JOINED_RE, code_spans, find_citations
 from .claims import CLAIM_SPAN_RE
 from .model import LineRange, Pin, SourceLocation
 from .names import CODE, DOTTED, IDENTIFIER, PACKAGE, PATH, STRING, Name, is_file_name, code_names, is_identifier_like
@@ -510,15 +510,11 @@ def document_names(text: str) -> list[tuple[Name, int, int]]:
     return out
 
 
-# `a/b/c.ts and src/d.ts`, `a/b/c.ts 与 src/d.ts`: the second path may be relative to the first's folder.
-_JOINED_RE = re.compile(r"[\s`]*(?:,|and|与|和|及|、|&)[\s`]*")
-
-
 def _folder_before(chunk: str, before: Name, name: Name) -> str | None:
     """The folder of the path written just before `name`, when `name` is a relative path joined to it."""
     if before.kind != CODE or name.kind != CODE or "/" not in before.text or not _PATH_RE.fullmatch(name.text):
         return None
-    if name.text.split("/", 1)[0] == before.text.split("/", 1)[0] or not _JOINED_RE.fullmatch(chunk[before.end:name.start]):
+    if name.text.split("/", 1)[0] == before.text.split("/", 1)[0] or not JOINED_RE.fullmatch(chunk[before.end:name.start]):
         return None
     return before.text.rstrip("/").rsplit("/", 1)[0]
 
