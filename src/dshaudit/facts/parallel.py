@@ -75,7 +75,14 @@ class Pool:
 
     def _start(self) -> ProcessPoolExecutor:
         if self._executor is None:
-            context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+            # Not a plain fork: other threads of the run start git processes meanwhile,
+            # and a worker forked while one of them is being started would hold that
+            # start's error pipe open, so the thread starting it would wait forever.
+            # A fork server forks the workers from a process of its own, with no threads.
+            methods = multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+            if "forkserver" in methods:
+                context.set_forkserver_preload(["dshaudit.facts"])
             self._executor = ProcessPoolExecutor(workers(), mp_context=context, initializer=_init, initargs=(self.git_dir,))
         return self._executor
 
