@@ -64,6 +64,11 @@ def shaped(template: Any) -> Callable[[Any], bool]:
                 return lambda value: isinstance(value, t) and not isinstance(value, bool)
             return lambda value: isinstance(value, t)
         if isinstance(t, list):
+            if len(t) == 1 and isinstance(t[0], type) and t[0] is not object:
+                # A list of plain values (a name's 2,000 file positions): their types
+                # are gathered in C, not checked one call at a time. bool is not int.
+                kind = {t[0]}
+                return lambda value: isinstance(value, list) and set(map(type, value)) <= kind
             if len(t) == 1:
                 each = compiled(t[0])
                 return lambda value: isinstance(value, list) and all(each(v) for v in value)
