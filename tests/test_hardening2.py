@@ -471,6 +471,8 @@ def test_a_cache_entry_of_the_wrong_shape_with_a_valid_mac_is_discarded_and_rebu
     assert {s.parent.name for s in shards} >= {"markdown-blocks", "fact", "partial", "needles"}
     cache = Cache(root)
     for path in shards:
+        if path.parent.name == "searches" and wrong == []:
+            continue  # a search that matched nothing: [] is the right shape there, and is used
         shard = cache.shard(path.parent.name, path.stem)
         for key in list(shard.entries):
             shard.put(key, wrong)  # signed with the user's own key: only the shape is wrong

@@ -323,7 +323,7 @@ def reads_of(spec, snapshot, pin):
 
 
 def check_declared_reads(snapshot, pin):
-    from dshaudit.facts.reducers import GREPS
+    from dshaudit.facts.reducers import SEARCHES
 
     for spec in registry().values():
         seen = reads_of(spec, snapshot, pin)
@@ -333,7 +333,7 @@ def check_declared_reads(snapshot, pin):
         # A reducer that walks the whole listing must say which names it looks for there.
         assert not seen["all"] or spec.lists, spec.id
         # A fact that greps reads the content of `paths`: history watches it through git log -G.
-        assert spec.reduce not in GREPS or not spec.names_only, spec.id
+        assert spec.reduce not in SEARCHES or not spec.names_only, spec.id
 
 
 def test_every_fact_reads_no_more_than_it_declares(facts_repo):

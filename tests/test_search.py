@@ -288,13 +288,28 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
         files = {p: e.blob_sha for p in snapshot.paths()
                  if (e := snapshot.entry(p)) is not None and e.kind == "blob" and e.blob_sha}
         text = {p for p, blob in files.items() if b"\0" not in snapshot.read(blob)[:8000]}
-        wanted = {s: sorted(files) for s in specs}
+        # Searches want different files (as their pathspecs make them): a file is screened
+        # for the literals of the searches that want it, in a process with the files wanted alike.
+        paths = sorted(files)
+        wanted = {s: [p for j, p in enumerate(paths) if i % 2 == 0 or (i + j) % 3] for i, s in enumerate(specs)}
         by_git = search.grep_screened(wanted, str(repository.repo.git_dir), sha)
-        by_blob = search.screened({s: sorted(files.values()) for s in specs}, snapshot.read_many)
+        by_blob = search.screened({s: sorted({files[p] for p in ps}) for s, ps in wanted.items()}, snapshot.read_many)
         assert by_git is not None
         for s in specs:
-            assert by_git[s] == {p for p in text if files[p] in by_blob[s]}, (s.text, sha)
+            assert by_git[s] == {p for p in text & set(wanted[s]) if files[p] in by_blob[s]}, (s.text, sha)
     kelvin = search.parse("search(-i 'kelvin')")
     assert "a.txt" in search.grep_screened({kelvin: ["a.txt", "c.txt"]}, str(root / ".git"), folded)[kelvin]
     monkeypatch.setenv("LC_ALL", "tr_TR.ISO-8859-9")  # any byte past ASCII may fold: the caller reads the files
     assert search.grep_screened({kelvin: ["a.txt"]}, str(root / ".git"), folded) is None
+
+
+def test_a_search_made_from_parts_reads_as_written_and_has_an_extended_form():
+    made = search.of(("-w", "-E"), "TODO|FIXME", ("*.ts", "*.tsx"))
+    assert made == search.parse("search(-w -E 'TODO|FIXME', '*.ts', '*.tsx')")
+    assert search.of(("-F",), "it's").text == "search(-F \"it's\")"
+    with pytest.raises(search.SearchSyntaxError):
+        search.of(("-F",), "it's \"quoted\"")
+    assert search.extended(made) == "TODO|FIXME"
+    assert search.extended(search.of(("-i", "-F"), "a.b(c)|d")) == r"a\.b\(c\)\|d"
+    with pytest.raises(ValueError):
+        search.extended(search.of((), "a.b"))  # a basic regex: no extended form is made up

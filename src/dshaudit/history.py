@@ -438,7 +438,8 @@ class FactWatch:
     def __init__(self, fact_id: str, repository: DshRepository, from_sha: str, to_sha: str):
         from .facts import registry
         from .facts.engine import glob_predicate
-        from .facts.reducers import GREPS
+        from .facts.reducers import SEARCHES
+        from .search import extended
 
         spec = registry()[fact_id]
         self.fact_id = fact_id
@@ -447,9 +448,12 @@ class FactWatch:
         # The needle narrows `paths` only: `reads` (a file the reducer reads itself) counts whenever it changes.
         self._needled = [glob_predicate(g) for g in spec.paths] if spec.needle and spec.kind == "query" else []
         self.needles = tuple(spec.needle or ()) if self._needled else ()
-        greps = GREPS.get(spec.reduce)
-        self._pickaxes = [Pickaxe(repository, from_sha, to_sha, pattern, ignore_case, spec.content_globs)
-                          for pattern, _, ignore_case, _specs in greps(spec)] if greps else None
+        # One `git log -G` per case rule, for the alternation of the detector's searches.
+        queries = SEARCHES[spec.reduce](spec) if spec.reduce in SEARCHES else None
+        self._pickaxes = [Pickaxe(repository, from_sha, to_sha, "|".join(f"({extended(q)})" for q in queries
+                                                                         if ("-i" in q.flags) == folded),
+                                  folded, spec.content_globs)
+                          for folded in sorted({"-i" in q.flags for q in queries})] if queries is not None else None
 
     def needle_blobs(self, step: Step) -> set[str]:
         """The blobs whose literals decide whether this commit can change the fact."""

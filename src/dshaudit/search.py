@@ -175,28 +175,56 @@ VERSION = "1"
 _SHAPE = cache.shaped([[str, int]])
 
 
+def of(flags: tuple[str, ...], pattern: str, pathspecs: tuple[str, ...] = ()) -> Search:
+    """The search these parts make, written as a finding writes it: a detector
+    that counts text is a search like any other, derived and cached the same way."""
+    def quoted(text: str) -> str:
+        if "'" not in text:
+            return f"'{text}'"
+        if '"' not in text:
+            return f'"{text}"'
+        raise SearchSyntaxError(f"cannot quote {text!r}: it holds both kinds of quote")
+
+    return parse(f"search({', '.join([' '.join([*flags, quoted(pattern)]), *map(quoted, pathspecs)])})")
+
+
+def extended(search: Search) -> str:
+    """The search's pattern as an extended regular expression (`git log -G` reads one)."""
+    assert search.pattern is not None
+    if "-F" in search.flags:
+        return re.sub(r"([.\[\]{}()*+?^$|\\])", r"\\\1", search.pattern)
+    if "-E" in search.flags:
+        return search.pattern
+    raise ValueError(f"{search.text}: a basic regular expression has no extended form here")
+
+
 def measure(search: Search, snapshot: Snapshot, pin: Pin) -> Fact:
-    """Run the search at the pin's tree; its value is the count of matching lines (or files).
-    A tree never changes, so the matches are cached by (tree's commit, expression)."""
+    """Run the search at the pin's tree; its value is the count of matching lines (or files)."""
+    found = matches(search, snapshot)
+    if search.kind == "files":
+        return _files_fact(search, pin, [p for p, _ in found])
+    return _search_fact(search, pin, found)
+
+
+def matches(search: Search, snapshot: Snapshot) -> list[tuple[str, int]]:
+    """(path, line) of every match at the snapshot's tree, in path and line order
+    (for `files(...)`, (path, 0) of every file). A tree never changes, so they are
+    cached by (tree's commit, expression)."""
     shard = cache.current().shard("searches", VERSION, _SHAPE)
     key = cache.digest(snapshot.sha, search.kind, search.text)
     hit = shard.get(key)
     if hit is not None:
-        found = [(p, int(n)) for p, n in hit]
-        if search.kind == "files":
-            return _files_fact(search, pin, [p for p, _ in found])
-        return _search_fact(search, pin, found)
+        return [(p, int(n)) for p, n in hit]
     # Exclusions alone select nothing in git; with only exclusions, search the rest of the tree.
     specs = list(search.pathspecs)
     if specs and all(s.startswith((":!", ":^")) for s in specs):
         specs.insert(0, ".")
     if search.kind == "files":
-        paths = sorted(p for p in snapshot.paths() if selected(p, search.pathspecs))
-        shard.put(key, [[p, 0] for p in paths])
-        return _files_fact(search, pin, paths)
-    hits = _grep(search, snapshot, specs)
-    shard.put(key, [[p, n] for p, n in hits])
-    return _search_fact(search, pin, hits)
+        found = [(p, 0) for p in sorted(p for p in snapshot.paths() if selected(p, search.pathspecs))]
+    else:
+        found = sorted(_grep(search, snapshot, specs))
+    shard.put(key, [[p, n] for p, n in found])
+    return found
 
 
 def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) -> None:
@@ -227,17 +255,7 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
     if not found:
         return
 
-    def changes(s: Search) -> list[tuple[str, str, str]]:
-        """(path, mode after, blob after) of each file the pathspecs select that differs."""
-        specs = list(s.pathspecs)
-        if specs and all(p.startswith((":!", ":^")) for p in specs):
-            specs.insert(0, ".")
-        out = _git(git_dir, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", found[s][0], target,
-                   "--", *specs).split("\0")
-        return [(path, meta.split(" ")[1], meta.split(" ")[3]) for meta, path in zip(out[0::2], out[1::2]) if meta]
-
-    with ThreadPoolExecutor(4) as pool:
-        changed = dict(zip(found, pool.map(changes, found)))
+    changed = _changes({s: found[s][0] for s in found}, git_dir, target)
     fresh = {s: [(p, blob) for p, mode, blob in changed[s] if mode in REGULAR_MODES] for s in found}
     screens = {s: literals(s) for s in found}
     wanted = {s: [p for p, _ in fresh[s]] for s in found if screens[s] is not None}
@@ -256,6 +274,37 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
             gone = {p for p, _, _ in changed[s]}
             hits = sorted([h for h in found[s][1] if h[0] not in gone] + new_hits)
             shard.put(cache.digest(target, s.kind, s.text), [[p, n] for p, n in hits])
+
+
+def _changes(bases: dict[Search, str], git_dir: str, target: str) -> dict[Search, list[tuple[str, str, str]]]:
+    """(path, mode after, blob after) of each file a search's pathspecs select that
+    differs between its base and `target`: git's own answer (`git diff-tree` with
+    the pathspecs), one process per distinct (base, pathspecs), all started at
+    once: each takes milliseconds, and one after another they add up."""
+    asked: dict[tuple[str, tuple[str, ...]], subprocess.Popen[bytes]] = {}
+    for s, base in bases.items():
+        specs = list(s.pathspecs)
+        if specs and all(p.startswith((":!", ":^")) for p in specs):
+            specs.insert(0, ".")
+        if (base, s.pathspecs) not in asked:
+            asked[(base, s.pathspecs)] = subprocess.Popen(
+                ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "diff-tree", "-r", "-z", "--raw", "--no-renames",
+                 "--no-abbrev", base, target, "--", *specs], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    answers: dict[tuple[str, tuple[str, ...]], list[tuple[str, str, str]]] = {}
+    try:
+        for key, proc in asked.items():
+            out, err = proc.communicate()
+            if proc.returncode != 0:
+                raise RepoError(f"git diff-tree failed: {err.decode(errors='replace').strip()[:300]}")
+            fields = out.decode("utf-8", "replace").split("\0")
+            answers[key] = [(path, meta.split(" ")[1], meta.split(" ")[3])
+                            for meta, path in zip(fields[0::2], fields[1::2]) if meta]
+    finally:
+        for proc in asked.values():
+            if proc.returncode is None:
+                proc.kill()
+                proc.wait()
+    return {s: answers[(base, s.pathspecs)] for s, base in bases.items()}
 
 
 def _files_fact(search: Search, pin: Pin, paths: list[str]) -> Fact:
@@ -465,61 +514,81 @@ _SCREEN_ARGS = 100_000  # characters of pathspecs given to one screening git gre
 
 def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str) -> dict[Search, set[str]] | None:
     """`screened`, with git reading the files: for each search, those of its paths
-    at `commit` that may hold a match. One `git grep -P` (a few, for many paths;
-    side by side) prints every line of these files that holds any search's
-    `literals` (those of -i searches in any ASCII case) or a character of
-    _FOLDING; `may_match` on a file's printed lines then answers as it does on the
-    whole file, since a literal never spans lines. Python never reads the files,
-    and git's work runs beside it. Binary files (-I) are left out: a search
-    skips them too. None when git has no Perl regexes, or the locale is not
-    UTF-8 (where any byte past ASCII may fold): the caller reads the files itself."""
+    at `commit` that may hold a match. `git grep -P` prints every line of these
+    files that holds a literal of a search that wants the file (those of -i
+    searches in any ASCII case) or a character of _FOLDING; `may_match` on a
+    file's printed lines then answers as it does on the whole file, since a
+    literal never spans lines. Files wanted by the same searches share a process
+    (a few, for many paths; all side by side): a file is scanned for its own
+    searches' literals only, and a common word that one narrow search looks for
+    is not looked for across the tree. Python never reads the files, and git's
+    work runs beside it. Binary files (-I) are left out: a search skips them
+    too. None when git has no Perl regexes, or the locale is not UTF-8 (where
+    any byte past ASCII may fold): the caller reads the files itself."""
     if not _utf8_locale():
         return None
     words = {s: literals(s) for s in wanted}
-    sensitive = sorted({w for s, ws in words.items() if ws and "-i" not in s.flags for w in ws})
-    folded = sorted({w for s, ws in words.items() if ws and "-i" in s.flags for w in ws})
-    alternatives = [re.escape(w.decode()) for w in sensitive]
-    if folded:
-        alternatives.append("(?i:" + "|".join(re.escape(w.decode()) for w in folded) + ")")
-    # Byte for byte: in the C locale git's Perl regexes read bytes, and (?i) folds ASCII letters only.
-    alternatives += ["".join(f"\\x{b:02x}" for b in f) for f in _FOLDING]
-    paths = sorted({p for ps in wanted.values() for p in ps})
-    passed: dict[Search, set[str]] = {s: set() for s in wanted}
-    if not paths or not sensitive + folded:
-        return passed
-    batches: list[list[str]] = [[]]
-    size = 0
-    for p in paths:
-        if size > _SCREEN_ARGS:
-            batches.append([])
-            size = 0
-        batches[-1].append(f":(literal){p}")
-        size += len(p) + 12
+    asking: dict[str, set[Search]] = {}
+    for s, ps in wanted.items():
+        if words[s]:
+            for p in ps:
+                asking.setdefault(p, set()).add(s)
+    groups: dict[frozenset[Search], list[str]] = {}
+    for p in sorted(asking):
+        groups.setdefault(frozenset(asking[p]), []).append(p)
     env = {**os.environ, "LC_ALL": "C"}
-    args = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", "-P", "-n", "-z", "-I", "--no-color",
-            "--no-textconv", "-e", "|".join(alternatives), commit, "--"]
-    procs = [subprocess.Popen([*args, *batch], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-             for batch in batches]
-    lines: dict[str, list[bytes]] = {}
-    prefix = commit.encode() + b":"
-    for proc in procs:
-        out, err = proc.communicate()
-        if proc.returncode == 1 and not err:
-            continue
-        if proc.returncode != 0:
-            if b"perl" in err.lower() or b"pcre" in err.lower():
-                return None  # a git built without -P
-            raise RepoError(f"git grep failed: {err.decode(errors='replace').strip()[:300]}")
-        for record in out.split(b"\n"):
-            if record:
-                path, _line, text = record.split(b"\0", 2)
-                lines.setdefault(path.removeprefix(prefix).decode("utf-8", "replace"), []).append(text)
+    procs = []
+    try:
+        for searches, paths in groups.items():
+            args = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", "-P", "-n", "-z", "-I", "--no-color",
+                    "--no-textconv", "-e", _screen_pattern({s: words[s] for s in searches}), commit, "--"]
+            batch: list[str] = []
+            size = 0
+            for i, p in enumerate(paths):
+                batch.append(f":(literal){p}")
+                size += len(p) + 12
+                if size > _SCREEN_ARGS or i == len(paths) - 1:
+                    procs.append(subprocess.Popen([*args, *batch], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                  env=env))
+                    batch, size = [], 0
+        lines: dict[str, list[bytes]] = {}
+        prefix = commit.encode() + b":"
+        for proc in procs:
+            out, err = proc.communicate()
+            if proc.returncode == 1 and not err:
+                continue
+            if proc.returncode != 0:
+                if b"perl" in err.lower() or b"pcre" in err.lower():
+                    return None  # a git built without -P
+                raise RepoError(f"git grep failed: {err.decode(errors='replace').strip()[:300]}")
+            for record in out.split(b"\n"):
+                if record:
+                    path, _line, text = record.split(b"\0", 2)
+                    lines.setdefault(path.removeprefix(prefix).decode("utf-8", "replace"), []).append(text)
+    finally:
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+                proc.wait()
     screens = {p: Screen(b"\n".join(texts)) for p, texts in lines.items()}
+    passed: dict[Search, set[str]] = {s: set() for s in wanted}
     for s, ps in wanted.items():
         for p in ps:
             if p in screens and may_match(words[s], "-i" in s.flags, screens[p]):
                 passed[s].add(p)
     return passed
+
+
+def _screen_pattern(words: dict[Search, tuple[bytes, ...] | None]) -> str:
+    """One Perl regex for a line holding any of these searches' literals, or a _FOLDING character.
+    Byte for byte: in the C locale git's Perl regexes read bytes, and (?i) folds ASCII letters only."""
+    sensitive = sorted({w for s, ws in words.items() if ws and "-i" not in s.flags for w in ws})
+    folded = sorted({w for s, ws in words.items() if ws and "-i" in s.flags for w in ws})
+    alternatives = [re.escape(w.decode()) for w in sensitive]
+    if folded:
+        alternatives.append("(?i:" + "|".join(re.escape(w.decode()) for w in folded) + ")")
+    alternatives += ["".join(f"\\x{b:02x}" for b in f) for f in _FOLDING]
+    return "|".join(alternatives)
 
 
 def selected(path: str, pathspecs: tuple[str, ...]) -> bool:

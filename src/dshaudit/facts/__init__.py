@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from importlib import resources
@@ -31,7 +32,7 @@ from .engine import (
     file_matches,
     registry_toml,
 )
-from .reducers import COMBINE, GREPS, PER_FILE, WHOLE, Partial, Partials, evidence
+from .reducers import COMBINE, PER_FILE, SEARCHES, WHOLE, Partial, Partials, evidence
 
 if TYPE_CHECKING:
     from ..pins import PinResolver
@@ -187,10 +188,6 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
     """Do the per-file work of these detectors up front, all of it in one go
     across two processes when there is enough of it to pay for them."""
     specs = [registry()[i] for i in ids]
-    for s in specs:  # whole-tree greps: separate git processes, running meanwhile
-        if s.reduce in GREPS:
-            for args in GREPS[s.reduce](s):
-                ctx.snapshot.grep.start(*args)
     if ctx.pool is None or parallel.workers() < 2:
         return
     blob = ctx.blob_ids()
@@ -220,6 +217,19 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
         for _, results in zip(bar, chunks):
             for spec_id, key, partial in results:
                 shards[spec_id].put(key, partial)
+
+
+def detector_searches(ids: Iterable[str]) -> list[search.Search]:
+    """The searches (search.py) the whole detectors among `ids` count."""
+    specs = registry()
+    return list(dict.fromkeys(q for i in ids if specs[i].reduce in SEARCHES for q in SEARCHES[specs[i].reduce](specs[i])))
+
+
+def run_searches(queries: list[search.Search], snapshot: Snapshot) -> None:
+    """Searches measured (and cached) side by side: each is a git grep, waiting on git."""
+    if len(queries) > 1:
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda q: search.matches(q, snapshot), queries))
 
 
 def per_file_partial(spec: DetectorSpec, path: str, source: bytes, trees: TreeCache | None = None) -> Partial:
@@ -329,26 +339,24 @@ class FactBook:
         """Several facts at one pin, their per-file work done together."""
         todo = sorted({i for i in fact_ids if (i, pin.sha) not in self._facts})
         if todo:
-            from concurrent.futures import ThreadPoolExecutor
-
             self.get(todo[0], pin)  # opens the repository and the pin's context
             specs = registry()
+            ctx = self._contexts[pin.sha]
             searches = [i for i in todo if i not in specs and search.split(i) and search.parse(i).kind == "search"]
+            detectors = [i for i in todo if i in specs and not _cached_fact(specs[i], ctx)]
+            queries = list(dict.fromkeys([search.parse(i) for i in searches] + detector_searches(detectors)))
             with ThreadPoolExecutor(1) as background:
+                # Derived from another pin's cached matches where there are some: only what differs
+                # is grepped; the rest grepped whole. That is git's work, done while the detectors parse here.
                 derived = None
-                if searches and self._resolver is not None:
-                    # Derived from another pin's cached matches where there are some: only what differs
-                    # is grepped. That is git's work, done while the detectors parse here.
+                if queries and self._resolver is not None:
                     bases = sorted({p.sha for p in self._resolver.config.pins.values()})
-                    derived = background.submit(search.derive_many, [search.parse(i) for i in searches],
-                                                self._contexts[pin.sha].snapshot, bases)
-                prepare(self._contexts[pin.sha], [i for i in todo if i in specs and not _cached_fact(specs[i], self._contexts[pin.sha])])
+                    derived = background.submit(search.derive_many, queries, ctx.snapshot, bases)
+                searched = background.submit(run_searches, queries, ctx.snapshot)
+                prepare(ctx, detectors)
                 if derived is not None:
                     derived.result()
-            if len(searches) > 1:
-                # Each is one git grep, waiting on git: they run side by side.
-                with ThreadPoolExecutor(4) as pool:
-                    list(pool.map(lambda i: self.get(i, pin), searches))
+                searched.result()
         return [self.get(i, pin) for i in fact_ids]
 
 
@@ -358,7 +366,11 @@ def measure(snapshot: Snapshot, pin: Pin, ids: list[str] | None = None, cache: C
     pool = ctx.pool = parallel.Pool(str(snapshot.repository.repo.git_dir))
     specs = registry()
     try:
-        prepare(ctx, [i for i in sorted(ids or specs) if not _cached_fact(specs[i], ctx)])
+        todo = [i for i in sorted(ids or specs) if not _cached_fact(specs[i], ctx)]
+        with ThreadPoolExecutor(1) as background:  # git greps while the detectors parse here
+            searched = background.submit(run_searches, detector_searches(todo), snapshot)
+            prepare(ctx, todo)
+            searched.result()
         facts = [measure_one(specs[i], ctx, pin) for i in sorted(ids or specs)]
     finally:
         pool.close()

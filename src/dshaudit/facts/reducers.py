@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 import tree_sitter
 import yaml
 
+from .. import search
 from ..model import Evidence, LineRange
+from ..search import Search
 from ..symbols import walk
 from .engine import (
     CannotEvaluate,
@@ -50,14 +52,13 @@ Partials = list[tuple[str, Partial]]
 # A place as partials keep it: [path, first line, last line].
 Place = list[str | int]
 # Arguments of Grep.start and Grep.lines: an extended regex, -w, -i, pathspecs to search within.
-GrepArgs = tuple[str, bool, bool, tuple[str, ...]]
 
 PerFile = Callable[["DetectorSpec", str, list[Match]], Partial]
 Combine = Callable[["DetectorSpec", FactContext, Partials], Measurement]
 # Whole-tree detectors take the matches argument of a query detector's
 # signature, always empty: they run no query.
 Whole = Callable[[FactContext, "DetectorSpec", list[Match]], Measurement]
-Greps = Callable[["DetectorSpec"], list[GrepArgs]]
+Searches = Callable[["DetectorSpec"], list[Search]]
 
 PerFileT = TypeVar("PerFileT", bound=PerFile)
 CombineT = TypeVar("CombineT", bound=Combine)
@@ -66,7 +67,7 @@ WholeT = TypeVar("WholeT", bound=Whole)
 PER_FILE: dict[str, PerFile] = {}  # name -> per_file(spec, path, matches) for query detectors
 COMBINE: dict[str, Combine] = {}  # name -> combine(spec, ctx, partials)
 WHOLE: dict[str, Whole] = {}  # name -> whole(ctx, spec, [])
-GREPS: dict[str, Greps] = {}  # name -> the git greps whole detector `name` runs, started early
+SEARCHES: dict[str, Searches] = {}  # name -> the searches (search.py) whole detector `name` counts
 
 
 def per_file(name: str) -> Callable[[PerFileT], PerFileT]:
@@ -592,39 +593,45 @@ def docs_by_language(ctx: FactContext, spec: DetectorSpec, matches: list[Match])
     return Measurement(len(files), fields, ())
 
 
-# Text over the whole tree is git grep's job: it scans every blob of a commit
-# in C faster than Python reads the changed ones, and the fact is cached per commit.
+# Text over the whole tree is a search (search.py), like a finding's `search(...)`
+# claim: git greps the tree, and at a new commit the matches are derived from
+# another pin's (only the files that differ are searched again).
 
 
-def _marker_grep(spec: DetectorSpec) -> GrepArgs:
+def _marker_searches(spec: DetectorSpec) -> list[Search]:
     # Only files the globs may match are searched: .ts and .tsx are half of DSH's bytes.
-    return "|".join(map(re.escape, spec.params["words"])), True, False, narrowing_pathspecs(spec.paths)
+    within = narrowing_pathspecs(spec.paths)
+    words = spec.params["words"]
+    return [search.of(("-w", "-E"), "|".join(map(re.escape, words)), within),
+            *(search.of(("-w", "-F"), w, within) for w in words)]
 
 
 @whole
 def markers(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
-    words = spec.params["words"]
     allowed = set(ctx.paths(list(spec.paths)))
-    hits = [h for h in ctx.snapshot.grep.lines(*_marker_grep(spec)) if h[0] in allowed]
-    per_word = {w: sum(bool(re.search(rf"\b{re.escape(w)}\b", text)) for _, _, text in hits) for w in words}
-    return Measurement(len(hits), {"lines": len(hits), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n, _ in hits))
+    every, *each = [[h for h in search.matches(s, ctx.snapshot) if h[0] in allowed] for s in _marker_searches(spec)]
+    per_word = {w: len(hits) for w, hits in zip(spec.params["words"], each)}
+    return Measurement(len(every), {"lines": len(every), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n in every))
 
 
-GREPS["markers"] = lambda spec: [_marker_grep(spec)]
+SEARCHES["markers"] = _marker_searches
+
+
+def _absent_searches(spec: DetectorSpec) -> list[Search]:
+    return [search.of(("-i", "-F"), s, narrowing_pathspecs(spec.paths)) for s in spec.params["strings"]]
 
 
 @whole
 def absent_strings(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
     value: dict[str, int] = {}
     found: list[Evidence] = []
-    for s in spec.params["strings"]:
-        hits = ctx.snapshot.grep.lines(re.escape(s), False, True, narrowing_pathspecs(spec.paths))
-        value[s] = len({p for p, _, _ in hits})
-        found += [Evidence(p, LineRange(n, n)) for p, n, _ in hits][:50]
+    for s, query in zip(spec.params["strings"], _absent_searches(spec)):
+        hits = search.matches(query, ctx.snapshot)
+        value[s] = len({p for p, _ in hits})
+        found += [Evidence(p, LineRange(n, n)) for p, n in hits][:50]
     fields = {f"{s}_files": n for s, n in value.items()}
     fields["total_files"] = sum(value.values())
     return Measurement(value, fields, tuple(found))
 
 
-GREPS["absent_strings"] = lambda spec: [(re.escape(s), False, True, narrowing_pathspecs(spec.paths))
-                                        for s in spec.params["strings"]]
+SEARCHES["absent_strings"] = _absent_searches
