@@ -278,3 +278,43 @@ def test_an_entry_is_checked_once_and_again_after_it_is_replaced(tmp_path):
     shard.put("a", ["not", "ints"])
     shard.added = {}  # flushed: what is read next is checked again
     assert shard.get("a") is None
+
+
+def test_claims_checked_in_a_second_process_give_what_one_process_gives(facts_workspace, monkeypatch):
+    """check measures claims in a forked process beside the citations; with one worker
+    (DSHAUDIT_WORKERS=1) in a thread; and when the child fails, here: the same answers."""
+    import os
+
+    from dshaudit import verify
+
+    write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`\n")
+    monkeypatch.setenv("DSHAUDIT_WORKERS", "2")  # as on a machine with two processors
+    started = []
+    real = verify._claims_in_a_process
+
+    def recorded(*args):
+        waiting = real(*args)
+        started.append(waiting is not None)
+        return waiting
+
+    monkeypatch.setattr(verify, "_claims_in_a_process", recorded)
+    forked = outputs(("check", "--format", "json"))
+    assert started == [True], "the claims were measured in a second process"
+    monkeypatch.setenv("DSHAUDIT_NO_CACHE", "1")
+    uncached = outputs(("check", "--format", "json"))
+    monkeypatch.setenv("DSHAUDIT_WORKERS", "1")
+    threaded = outputs(("check", "--format", "json"))
+    assert started[-1] is False
+    monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
+    parent = os.getpid()
+    original = verify._check_claims
+
+    def failing_in_the_child(*args, **kwargs):
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(verify, "_check_claims", failing_in_the_child)
+    recovered = outputs(("check", "--format", "json"))
+    assert forked == uncached == threaded == recovered
+    assert json.loads(forked[0])["summary"]["claims"]["confirmed"] == 3

@@ -25,6 +25,8 @@ from .inference import FileView, Inferred, WordIndex, alnum, squash, suspect
 from .symbols import SymbolTable, build_symbol_table
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
     from .facts import FactBook
     from .names import Name
     from .references import Reference
@@ -402,11 +404,69 @@ def _start_claims(files: list[FindingsFile], resolver: PinResolver, repository: 
 
     if book is not None or not any(not c.problem for f in files for c in f.claims):
         return lambda: _check_claims(files, resolver, repository, pin_override, book)
+    elsewhere = _claims_in_a_process(files, resolver, repository(), pin_override)
+    if elsewhere is not None:
+        return elsewhere
     twin = repository().twin()
     executor = ThreadPoolExecutor(1, thread_name_prefix="dshaudit-claims")
     future = executor.submit(_check_claims, files, resolver, lambda: twin, pin_override)
     executor.shutdown(wait=False)  # no more work; the caller waits through `future.result`, which raises what it raised
     return future.result
+
+
+def _claims_in_a_process(files: list[FindingsFile], resolver: PinResolver, repository: DshRepository,
+                         pin_override: str | None) -> Callable[[], list[ClaimVerdict]] | None:
+    """The claims checked in a forked process, beside the citations checked here: both
+    are mostly Python, and in threads of one process they would take turns. None
+    where that cannot be done safely (one processor, no fork, or other threads
+    running, which a fork may catch holding a lock); the caller uses a thread.
+    A child that fails sends nothing, and the claims are checked here, where what
+    went wrong is reported as it would be without the child."""
+    import multiprocessing
+    import threading
+
+    from .facts import parallel
+
+    if parallel.workers() < 2 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+        return None
+    context = multiprocessing.get_context("fork")
+    reader, writer = context.Pipe(duplex=False)
+    child = context.Process(target=_claims_child, args=(writer, files, resolver, repository, pin_override), daemon=True)
+    child.start()
+    writer.close()
+
+    def claimed() -> list[ClaimVerdict]:
+        try:
+            found = reader.recv()
+        except EOFError:
+            found = None
+        finally:
+            reader.close()
+            child.join()
+        if found is None:
+            return _check_claims(files, resolver, lambda: repository, pin_override)
+        return found
+
+    return claimed
+
+
+def _claims_child(writer: "Connection", files: list[FindingsFile], resolver: PinResolver, repository: DshRepository,
+                  pin_override: str | None) -> None:
+    """In the forked process: the claims' verdicts, sent back, and what was measured, cached.
+    The parent's git processes are its own: this process opens the clone anew."""
+    from . import cache
+
+    twin = repository.twin()
+    found = None
+    try:
+        found = _check_claims(files, PinResolver(resolver.config, lambda: twin), lambda: twin, pin_override)
+    except BaseException:  # the parent checks the claims again, and reports what fails
+        found = None
+    finally:
+        cache.current().flush()
+        twin.repo.close()
+        writer.send(found)
+        writer.close()
 
 
 _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]
