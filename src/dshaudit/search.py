@@ -256,7 +256,12 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
         return
 
     changed = _changes({s: found[s][0] for s in found}, git_dir, target)
-    fresh = {s: [(p, blob) for p, mode, blob in changed[s] if mode in REGULAR_MODES] for s in found}
+    # Searches with the same pathspecs share one list of changes: its regular files are picked out once.
+    regular: dict[int, list[tuple[str, str]]] = {}
+    for s in found:
+        if id(changed[s]) not in regular:
+            regular[id(changed[s])] = [(p, blob) for p, mode, blob in changed[s] if mode in REGULAR_MODES]
+    fresh = {s: regular[id(changed[s])] for s in found}
     screens = {s: literals(s) for s in found}
     wanted = {s: [p for p, _ in fresh[s]] for s in found if screens[s] is not None}
     passed = grep_screened(wanted, git_dir, target)
@@ -266,7 +271,8 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
         passed = {s: {p for p in paths if blob_of[p] in by_blob[s]} for s, paths in wanted.items()}
 
     def regrepped(s: Search) -> list[tuple[str, int]]:
-        todo = [(target, p) for p, _ in fresh[s] if s not in passed or p in passed[s]]
+        screened_in = passed.get(s)
+        todo = [(target, p) for p, _ in fresh[s] if screened_in is None or p in screened_in]
         return [(p, n) for (_, p), ns in regrep(s, git_dir, todo).items() for n in ns] if todo else []
 
     with ThreadPoolExecutor(4) as pool:
@@ -528,20 +534,23 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str) ->
     if not _utf8_locale():
         return None
     words = {s: literals(s) for s in wanted}
-    asking: dict[str, set[Search]] = {}
-    for s, ps in wanted.items():
+    # Searches by their place in `wanted`: a path is asked for by many, and a Search hashes slowly.
+    order = list(wanted)
+    asking: dict[str, int] = {}  # path -> a bit per search that wants it
+    for i, s in enumerate(order):
         if words[s]:
-            for p in ps:
-                asking.setdefault(p, set()).add(s)
-    groups: dict[frozenset[Search], list[str]] = {}
+            for p in wanted[s]:
+                asking[p] = asking.get(p, 0) | 1 << i
+    groups: dict[int, list[str]] = {}
     for p in sorted(asking):
-        groups.setdefault(frozenset(asking[p]), []).append(p)
+        groups.setdefault(asking[p], []).append(p)
     env = {**os.environ, "LC_ALL": "C"}
     procs = []
     try:
-        for searches, paths in groups.items():
+        for bits, paths in groups.items():
+            mine = {s: words[s] for i, s in enumerate(order) if bits >> i & 1}
             args = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", "-P", "-n", "-z", "-I", "--no-color",
-                    "--no-textconv", "-e", _screen_pattern({s: words[s] for s in searches}), commit, "--"]
+                    "--no-textconv", "-e", _screen_pattern(mine), commit, "--"]
             batch: list[str] = []
             size = 0
             for i, p in enumerate(paths):
@@ -573,9 +582,8 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str) ->
     screens = {p: Screen(b"\n".join(texts)) for p, texts in lines.items()}
     passed: dict[Search, set[str]] = {s: set() for s in wanted}
     for s, ps in wanted.items():
-        for p in ps:
-            if p in screens and may_match(words[s], "-i" in s.flags, screens[p]):
-                passed[s].add(p)
+        folds = "-i" in s.flags
+        passed[s] = {p for p in ps if p in screens and may_match(words[s], folds, screens[p])}
     return passed
 
 
