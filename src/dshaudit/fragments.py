@@ -370,7 +370,8 @@ def _squash(text: str) -> str:
 
 
 def _squash_bytes(data: bytes) -> bytes:
-    return b"".join(data.split()).replace(b'"', b"'")
+    # What b"".join(data.split()) gives (ASCII whitespace gone), in one pass in C.
+    return data.translate(None, b" \t\n\r\x0b\x0c").replace(b'"', b"'")
 
 
 def _declared(fragment: Fragment, node: tree_sitter.Node) -> tuple[tree_sitter.Node | None, str | None] | None:
@@ -532,6 +533,7 @@ class _Files:
         self.blobs = snapshot.blob_ids()
         self.shard = cache.current().shard("fragment-blobs", VERSION)
         self.data: dict[str, bytes] = {}  # the files parsed, by blob id
+        self.trees: dict[tuple[str, str], tree_sitter.Node] = {}  # parsed once for every fragment that reads them
 
     def read(self, paths: list[str]) -> None:
         missing = sorted({self.blobs[p] for p in paths} - set(self.data))
@@ -543,6 +545,12 @@ class _Files:
         if blob not in self.data:
             self.data[blob] = self.snapshot.read(blob)
         return self.data[blob]
+
+    def tree(self, path: str) -> tree_sitter.Node:
+        key = (self.blobs[path], _reading_kind(path))
+        if key not in self.trees:
+            self.trees[key] = _parse_code(path, self.source(path))
+        return self.trees[key]
 
     @staticmethod
     def _needle(fragment: Fragment) -> bytes:
@@ -583,7 +591,7 @@ class _Files:
             if _reading_kind(path) == "text":
                 lines = _text_place(fragment, source)
             else:
-                lines = next((_lines(n) for n in _candidates(fragment, _parse_code(path, source))), None)
+                lines = next((_lines(n) for n in _candidates(fragment, self.tree(path))), None)
             hit = [lines.start, lines.end] if lines is not None else 0
             self.shard.put(key, hit)
         return LineRange(hit[0], hit[1]) if hit else None
@@ -593,7 +601,7 @@ class _Files:
         key = cache.digest("declarations", fragment.kind, fragment.source, self.blobs[path], _reading_kind(path))
         hit = self.shard.get(key)
         if hit is None:
-            root = _parse_code(path, self.source(path))
+            root = self.tree(path)
             hit = []
             for n in walk(root):
                 found = _declared(fragment, n)
