@@ -80,6 +80,27 @@ def measure(label: str, cmd: list[str], runs: int, env: dict, cwd: Path, before=
     return row
 
 
+def in_turn(runs: int, commands: list) -> dict[str, list[float]]:
+    """Commands (label, text, argv, env, set-up or None) run one after another, `runs`
+    rounds: each figure of a pair is taken next to the other, so that the machine's
+    drift falls on both. Prints a row per command; returns the wall seconds by label."""
+    walls: dict[str, list[float]] = {label: [] for label, *_ in commands}
+    peaks: dict[str, list[int]] = {label: [] for label, *_ in commands}
+    for _ in range(runs):
+        for label, _, cmd, env, before in commands:
+            if before:
+                before()
+            wall, peak, code = run_once(cmd, env, ROOT)
+            if code not in (0, 1):
+                raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
+            walls[label].append(wall)
+            peaks[label].append(peak)
+    for label, text, *_ in commands:
+        print(f"  {text:<44} min {min(walls[label]):6.3f} s  median {statistics.median(walls[label]):6.3f} s  "
+              f"peak {max(peaks[label]):4d} MiB", flush=True)
+    return walls
+
+
 def find_ast_grep() -> str | None:
     for name in ("ast-grep", "sg"):
         path = shutil.which(name)
@@ -312,22 +333,13 @@ def new_sha_section(repo: str, runs: int) -> None:
     try:
         run_once([exe, "check"], env, ROOT)
         shutil.copytree(warm_cache, seeded)
-        walls: dict[str, list[float]] = {"warm": [], "new": []}
-        peaks: dict[str, list[int]] = {"warm": [], "new": []}
-        for _ in range(runs):
-            for label, cmd, run_env in (("warm", [exe, "check"], env),
-                                        ("new", [exe, "check", "--pin", "rc2"], new_env)):
-                if label == "new":
-                    shutil.rmtree(new_cache, ignore_errors=True)
-                    shutil.copytree(seeded, new_cache)
-                wall, peak, code = run_once(cmd, run_env, ROOT)
-                if code not in (0, 1):
-                    raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
-                walls[label].append(wall)
-                peaks[label].append(peak)
-        for label, text in (("warm", "check, warm cache"), ("new", "check --pin rc2, cache warm from rc7")):
-            print(f"  {text:<44} min {min(walls[label]):6.3f} s  median {statistics.median(walls[label]):6.3f} s  "
-                  f"peak {max(peaks[label]):4d} MiB", flush=True)
+        def from_rc7() -> None:
+            shutil.rmtree(new_cache, ignore_errors=True)
+            shutil.copytree(seeded, new_cache)
+
+        walls = in_turn(runs, [("warm", "check, warm cache", [exe, "check"], env, None),
+                               ("new", "check --pin rc2, cache warm from rc7", [exe, "check", "--pin", "rc2"], new_env,
+                                from_rc7)])
         changed, parse_s = changed_parse_seconds(repo)
         print(f"  parsing the {changed} detector files that changed rc7 -> rc2, once, in-process: {parse_s:.3f} s")
         warm, new = statistics.median(walls["warm"]), statistics.median(walls["new"])
@@ -355,20 +367,12 @@ def history_section(repo: str, runs: int, extrapolate: bool = True) -> None:
     env = {**os.environ, "DSH_REPO": repo, "DSHAUDIT_CACHE_DIR": str(cache)}
     print("history (findings/ of this repository, rc7 -> rc2):", flush=True)
     try:
-        walls: dict[str, list[float]] = {"history": [], "check": []}
-        peaks: dict[str, list[int]] = {"history": [], "check": []}
-        for _ in range(runs):
-            for label, cmd in (("history", [exe, "history", "--from", "rc7", "--to", "rc2"]),
-                               ("check", [exe, "check", "--pin", "rc2"])):
-                shutil.rmtree(cache, ignore_errors=True)
-                wall, peak, code = run_once(cmd, env, ROOT)
-                if code not in (0, 1):
-                    raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
-                walls[label].append(wall)
-                peaks[label].append(peak)
-        for label, text in (("history", "history --from rc7 --to rc2, cold cache"), ("check", "check --pin rc2, cold cache")):
-            print(f"  {text:<44} min {min(walls[label]):6.3f} s  median {statistics.median(walls[label]):6.3f} s  "
-                  f"peak {max(peaks[label]):4d} MiB", flush=True)
+        def empty() -> None:
+            shutil.rmtree(cache, ignore_errors=True)
+
+        walls = in_turn(runs, [("history", "history --from rc7 --to rc2, cold cache",
+                                [exe, "history", "--from", "rc7", "--to", "rc2"], env, empty),
+                               ("check", "check --pin rc2, cold cache", [exe, "check", "--pin", "rc2"], env, empty)])
         ratios = [h / c for h, c in zip(walls["history"], walls["check"])]
         ratio_line = (f"  history / cold check --pin rc2        {statistics.median(ratios):5.2f}x   (target <= 2.0x; pairs: "
                       + ", ".join(f"{r:.2f}" for r in ratios) + ")")

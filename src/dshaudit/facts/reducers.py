@@ -600,18 +600,20 @@ def docs_by_language(ctx: FactContext, spec: DetectorSpec, matches: list[Match])
 
 def _marker_searches(spec: DetectorSpec) -> list[Search]:
     # Only files the globs may match are searched: .ts and .tsx are half of DSH's bytes.
-    within = narrowing_pathspecs(spec.paths)
-    words = spec.params["words"]
-    return [search.of(("-w", "-E"), "|".join(map(re.escape, words)), within),
-            *(search.of(("-w", "-F"), w, within) for w in words)]
+    return [search.of(("-w", "-E"), "|".join(map(re.escape, spec.params["words"])), narrowing_pathspecs(spec.paths))]
 
 
 @whole
 def markers(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measurement:
+    words = spec.params["words"]
     allowed = set(ctx.paths(list(spec.paths)))
-    every, *each = [[h for h in search.matches(s, ctx.snapshot) if h[0] in allowed] for s in _marker_searches(spec)]
-    per_word = {w: len(hits) for w, hits in zip(spec.params["words"], each)}
-    return Measurement(len(every), {"lines": len(every), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n in every))
+    hits = [h for h in search.matches(_marker_searches(spec)[0], ctx.snapshot) if h[0] in allowed]
+    # Which word each line holds, read off the few matched lines (one search, not one per word:
+    # history measures this fact again at every commit that changes a marker line).
+    ctx.load(sorted({p for p, _ in hits}))
+    texts = [ctx.text(p).split("\n")[n - 1] for p, n in hits]
+    per_word = {w: sum(bool(re.search(rf"\b{re.escape(w)}\b", t)) for t in texts) for w in words}
+    return Measurement(len(hits), {"lines": len(hits), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n in hits))
 
 
 SEARCHES["markers"] = _marker_searches
