@@ -731,14 +731,17 @@ class Walk:
         steps = read_steps(repo, self.from_pin.sha, self.to_pin.sha)
         claims = [c for f in self.files for c in f.claims]
         elsewhere = claims and parallel.workers() > 1 and hasattr(os, "fork")
-        executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) if elsewhere else None
-        # The claims of facts measured at the two ends only (whole docs checks, the most work
-        # of all) are measured here after the citations, the others in the worker meanwhile.
+        # Two workers, forked here before any thread starts: one walks the claims commit by
+        # commit, the other measures those of facts taken at the two ends only (whole docs
+        # checks, the most work of all), while this process walks the citations.
+        executor = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) if elsewhere else None
         here = [ClaimsWalk.at_ends_only(c) for c in claims] if executor else [False] * len(claims)
         try:
-            future = executor.submit(_claims_elsewhere, str(repo.repo.git_dir),
-                                     [c for c, h in zip(claims, here) if not h], self.from_pin, self.to_pin,
-                                     steps, self.resolver.config) if executor else None
+            future = at_ends = None
+            if executor is not None:
+                future, at_ends = (executor.submit(_claims_elsewhere, str(repo.repo.git_dir),
+                                                   [c for c, h in zip(claims, here) if h == ends], self.from_pin,
+                                                   self.to_pin, steps, self.resolver.config) for ends in (False, True))
             citations = self._citations_at_from()
             holding_at_from, by_file_at_from = self._holding(citations)
             commits = []
@@ -757,10 +760,8 @@ class Walk:
                 repo.forget(parent.sha)
                 parent = pin
             self._at_to(citations)
-            if future is not None:
-                ends = ClaimsWalk([c for c, h in zip(claims, here) if h], self.repository, self.from_pin, self.to_pin,
-                                  steps, self.resolver).run()
-                histories, changed, touched = _merge(here, future.result(), ends)
+            if future is not None and at_ends is not None:
+                histories, changed, touched = _merge(here, future.result(), at_ends.result())
             else:
                 histories, changed, touched = ClaimsWalk(claims, self.repository, self.from_pin, self.to_pin,
                                                          steps, self.resolver).run()
