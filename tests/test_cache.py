@@ -318,3 +318,27 @@ def test_claims_checked_in_a_second_process_give_what_one_process_gives(facts_wo
     recovered = outputs(("check", "--format", "json"))
     assert forked == uncached == threaded == recovered
     assert json.loads(forked[0])["summary"]["claims"]["confirmed"] == 3
+
+
+def test_ctrl_c_in_the_claims_process_stops_the_check_without_checking_the_claims_again(facts_workspace,
+                                                                                         monkeypatch):
+    import os
+
+    from dshaudit import verify
+
+    write_findings(facts_workspace, CLAIMS)
+    monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
+    parent = os.getpid()
+    original = verify._check_claims
+    in_parent = []
+
+    def interrupted_in_the_child(*args, **kwargs):
+        if os.getpid() != parent:
+            raise KeyboardInterrupt
+        in_parent.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(verify, "_check_claims", interrupted_in_the_child)
+    result = run_cli("check", "--format", "json")
+    assert result.exit_code == 130 and "interrupted" in result.stderr
+    assert in_parent == []

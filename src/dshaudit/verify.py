@@ -443,11 +443,16 @@ def _claims_in_a_process(files: list[FindingsFile], resolver: PinResolver, repos
         finally:
             reader.close()
             child.join()
+        if found == _INTERRUPTED:
+            raise KeyboardInterrupt  # Ctrl-C reached the child too: not a failure to check again here
         if found is None:
             return _check_claims(files, resolver, lambda: repository, pin_override)
         return found
 
     return claimed
+
+
+_INTERRUPTED = "interrupted"  # what the child sends when Ctrl-C stopped it
 
 
 def _claims_child(writer: "Connection", files: list[FindingsFile], resolver: PinResolver, repository: DshRepository,
@@ -457,9 +462,11 @@ def _claims_child(writer: "Connection", files: list[FindingsFile], resolver: Pin
     from . import cache
 
     twin = repository.twin()
-    found = None
+    found: list[ClaimVerdict] | str | None = None
     try:
         found = _check_claims(files, PinResolver(resolver.config, lambda: twin), lambda: twin, pin_override)
+    except KeyboardInterrupt:
+        found = _INTERRUPTED
     except BaseException:  # the parent checks the claims again, and reports what fails
         found = None
     finally:
