@@ -264,7 +264,9 @@ def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_r
     assert [f"{p}:{n}" for p, n in sorted((p, int(n)) for p, n in derived)] == list(fresh.fields["lines"])
 
 
-def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd_repo, tmp_path, monkeypatch):
+@pytest.mark.parametrize("alone_from", [0, search._SCREEN_GROUP])  # each group its own process; small ones shared
+def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd_repo, tmp_path, monkeypatch,
+                                                                             alone_from):
     """grep_screened (git prints the lines with a literal) against screened (Python reads
     each file): the same files, but for binary ones, which a search skips anyway; a
     character that may fold to ASCII passes an -i search, as in the file read whole."""
@@ -273,6 +275,7 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
     from dshaudit.repository import DshRepository
 
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    monkeypatch.setattr(search, "_SCREEN_GROUP", alone_from)
     root = tmp_path / "fold"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")

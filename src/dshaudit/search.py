@@ -516,6 +516,7 @@ def screened(wanted: dict[Search, list[str]], read: Callable[[list[str]], dict[s
 
 
 _SCREEN_ARGS = 100_000  # characters of pathspecs given to one screening git grep
+_SCREEN_GROUP = 50  # files wanted alike below which a group shares a process with the other small ones
 
 
 def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str) -> dict[Search, set[str]] | None:
@@ -544,6 +545,16 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str) ->
     groups: dict[int, list[str]] = {}
     for p in sorted(asking):
         groups.setdefault(asking[p], []).append(p)
+    # Groups of a few files share one process, scanned for all their literals: a literal
+    # more only prints more lines, and may_match reads each search's own words in them.
+    few = [bits for bits, paths in groups.items() if len(paths) < _SCREEN_GROUP]
+    if len(few) > 1:
+        shared_bits = 0
+        shared: list[str] = []
+        for bits in few:
+            shared_bits |= bits
+            shared += groups.pop(bits)
+        groups[shared_bits] = groups.get(shared_bits, []) + sorted(shared)
     env = {**os.environ, "LC_ALL": "C"}
     procs = []
     try:
