@@ -165,7 +165,7 @@ SEARCHES = [
     "search(-i -w -E 'TODO|FIXME|HACK')", "search(-w -E 'TODO|FIXME|HACK')", "search('TODO')",
     "search(-i 'ollama')", "search(-F 'TodoList =')", "search(-E 'Todo(List)? =')", "search('^## ')",
     "search(-E '\\]\\([^)]*#L[0-9]')", "search('Todo*List')", "search(-i '待办')", "search('待办')",
-    "search(-F 'nowhere')",
+    "search(-F 'nowhere')", "search(-i -E 'todo(list|s)? =|fixme')", "search(-E 'Todo(List|Item) =')",
 ]
 
 
@@ -193,7 +193,12 @@ def test_one_grep_of_many_files_at_many_commits_is_each_commits_grep(odd_repo, e
 @pytest.mark.parametrize("expression, words", [
     ("search(-F 'a.b|c')", (b"a.b|c",)),
     ("search(-i -E 'TODO|Fixme')", (b"todo", b"fixme")),
-    ("search(-E 'agents\\.(create|resume)')", None),  # an alternation inside a group: no screen
+    ("search(-E 'agents\\.(create|resume)')", (b"agent",)),  # an alternation inside a group: the beginning
+    ("search(-E 'await approv(al|al\\.approver)\\.request\\(')", (b"await approv",)),
+    ("search(-E 'a(b|c)|d')", None),  # an alternation at the top level, one side a group
+    ("search(-E 'ab(c|d')", None),  # unbalanced: not read
+    ("search(-E 'ab[|]c')", None),  # a bracket expression: not read
+    ("search(-E 'ab\\|c|d')", None),  # an escaped bar: not read
     ("search(-E 'await approv(al)')", (b"await approv",)),
     ("search(-E 'Servic+e')", (b"Servi",)),  # `c+` may be one c: the letter before a quantifier is dropped
     ("search('new [A-Z]')", (b"new ",)),

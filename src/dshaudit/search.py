@@ -425,10 +425,16 @@ def literals(search: Search) -> tuple[bytes, ...] | None:
     else:
         meta = _ERE_META if "-E" in search.flags else _BRE_META
         if "-E" in search.flags and "|" in pattern:
+            grouped = _bars_inside_groups(pattern)
+            if grouped is None:
+                return None
+        else:
+            grouped = True
+        if not grouped:
             found = pattern.split("|")  # only an alternation of plain words: one of them is in each match
             if any(not word or meta & set(word) for word in found):
                 return None
-        else:
+        else:  # no alternation, or only inside a group after the plain beginning
             end = next((i for i, c in enumerate(pattern) if c in meta), len(pattern))
             if end < len(pattern) and pattern[end] in "*?+{\\":
                 end -= 1  # a quantifier (or an escape that may be one) may repeat the last letter none times
@@ -438,6 +444,30 @@ def literals(search: Search) -> tuple[bytes, ...] | None:
     if "-i" in search.flags:
         return tuple(word.lower().encode() for word in found)
     return tuple(word.encode() for word in found)
+
+
+def _bars_inside_groups(pattern: str) -> bool | None:
+    """For an extended regex: whether every `|` is inside parentheses (False: one is
+    at the top level; None: bracket expressions or unbalanced parentheses, where
+    this reading is not sure). Escaped characters are skipped."""
+    if "[" in pattern or "\\|" in pattern:  # `\|`: a literal bar, or in some libraries another alternation
+        return None
+    depth, i = 0, 0
+    top = False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif c == "|" and depth == 0:
+            top = True
+        i += 1
+    return None if depth else not top
 
 
 # The characters past ASCII whose upper or lower case is (or begins with) an ASCII letter
