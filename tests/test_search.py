@@ -319,5 +319,6 @@ def test_a_search_made_from_parts_reads_as_written_and_has_an_extended_form():
         search.of(("-F",), "it's \"quoted\"")
     assert search.extended(made) == "TODO|FIXME"
     assert search.extended(search.of(("-i", "-F"), "a.b(c)|d")) == r"a\.b\(c\)\|d"
+    assert search.extended(search.of(("-i",), "a+b|c")) == r"a\+b\|c"  # a basic regex of plain characters
     with pytest.raises(ValueError):
         search.extended(search.of((), "a.b"))  # a basic regex: no extended form is made up

@@ -650,7 +650,8 @@ class ClaimsWalk:
             w = watches[i]
             if isinstance(w, SearchWatch):  # the changed files searched again, the rest kept
                 self._latest[i] = advance(w.spec, self._latest[i], tree, pin, w.changed_paths(step), w.found)
-        book.many([i for i in touched if not isinstance(watches[i], SearchWatch)], pin)
+        # Not derived from a pin: between the pins that would grep every file changed since one, at every commit.
+        book.many([i for i in touched if not isinstance(watches[i], SearchWatch)], pin, derive=False)
         changed = 0
         for ch in claims:
             if ch.fact_id in touched:
@@ -756,8 +757,10 @@ class Walk:
                 self._carry(step, parent, pin, citations, impact)
                 impact.holding, impact.holding_by_file = self._holding(citations)
                 commits.append(impact)
-                # Only the commit the walk is at is read again: what is kept of the others is let go.
+                # Only the commit the walk is at is read again: what is kept of the others is let go,
+                # and so are the files this commit replaced (a revert reads one again).
                 repo.forget(parent.sha)
+                self.verifier.forget({c.old_blob for c in step.changes if c.old_blob and c.old_blob != c.new_blob})
                 parent = pin
             self._at_to(citations)
             if future is not None and at_ends is not None:

@@ -191,7 +191,8 @@ def of(flags: tuple[str, ...], pattern: str, pathspecs: tuple[str, ...] = ()) ->
 def extended(search: Search) -> str:
     """The search's pattern as an extended regular expression (`git log -G` reads one)."""
     assert search.pattern is not None
-    if "-F" in search.flags:
+    # A basic regex without its special characters is a fixed string.
+    if "-F" in search.flags or ("-E" not in search.flags and not _BRE_META & set(search.pattern)):
         return re.sub(r"([.\[\]{}()*+?^$|\\])", r"\\\1", search.pattern)
     if "-E" in search.flags:
         return search.pattern

@@ -128,6 +128,13 @@ class Verifier:
         self._verdicts: dict[tuple[Citation, Pin | None, str | None], Verdict] = {}
         self._blobs: dict[str, bytes] = {}  # read ahead (`read_ahead`), by blob id
 
+    def forget(self, blobs: set[str]) -> None:
+        """Let go of what was read and parsed of these blobs (history drops the files each commit replaces)."""
+        for blob in blobs:
+            self._texts.pop(blob, None)
+            self._blobs.pop(blob, None)
+        self._symbols = {k: v for k, v in self._symbols.items() if k[0] not in blobs}
+
     def read_ahead(self, snap: Snapshot, paths: Iterable[str]) -> None:
         """Read the files at these paths in one batch: one git process for them
         all, not one round trip each, which costs most while other git work runs."""

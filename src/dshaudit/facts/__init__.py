@@ -335,8 +335,10 @@ class FactBook:
     def all(self, pin: Pin) -> list[Fact]:
         return self.many(sorted(registry()), pin)
 
-    def many(self, fact_ids: list[str], pin: Pin) -> list[Fact]:
-        """Several facts at one pin, their per-file work done together."""
+    def many(self, fact_ids: list[str], pin: Pin, derive: bool = True) -> list[Fact]:
+        """Several facts at one pin, their per-file work done together. Their searches are
+        derived from a configured pin's cached matches where they can be (`derive`); a
+        walk over many commits, each far from every pin, greps them instead."""
         todo = sorted({i for i in fact_ids if (i, pin.sha) not in self._facts})
         if todo:
             self.get(todo[0], pin)  # opens the repository and the pin's context
@@ -349,7 +351,7 @@ class FactBook:
                 # Derived from another pin's cached matches where there are some: only what differs
                 # is grepped; the rest grepped whole. That is git's work, done while the detectors parse here.
                 derived = None
-                if queries and self._resolver is not None:
+                if queries and derive and self._resolver is not None:
                     bases = sorted({p.sha for p in self._resolver.config.pins.values()})
                     derived = background.submit(search.derive_many, queries, ctx.snapshot, bases)
                 searched = background.submit(run_searches, queries, ctx.snapshot)

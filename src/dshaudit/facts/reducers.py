@@ -620,7 +620,10 @@ SEARCHES["markers"] = _marker_searches
 
 
 def _absent_searches(spec: DetectorSpec) -> list[Search]:
-    return [search.of(("-i", "-F"), s, narrowing_pathspecs(spec.paths)) for s in spec.params["strings"]]
+    # A string with no character a basic regex reads otherwise is written as a finding
+    # writes it (`search(-i 'ollama')`): the same search, grepped and cached once.
+    return [search.of(("-i",) if not set(s) & set(".[]*^$\\") else ("-i", "-F"), s, narrowing_pathspecs(spec.paths))
+            for s in spec.params["strings"]]
 
 
 @whole
