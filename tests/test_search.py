@@ -305,6 +305,11 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
         assert by_git is not None
         for s in specs:
             assert by_git[s] == {p for p in text & set(wanted[s]) if files[p] in by_blob[s]}, (s.text, sha)
+        # The same files named COMMIT:PATH (history's places, of many commits at once): the same answer.
+        by_name = search.grep_screened({s: [f"{sha}:{p}" for p in ps] for s, ps in wanted.items()},
+                                       str(repository.repo.git_dir), None)
+        assert by_name is not None
+        assert {s: {n.split(":", 1)[1] for n in names} for s, names in by_name.items()} == by_git
     kelvin = search.parse("search(-i 'kelvin')")
     assert "a.txt" in search.grep_screened({kelvin: ["a.txt", "c.txt"]}, str(root / ".git"), folded)[kelvin]
     monkeypatch.setenv("LC_ALL", "tr_TR.ISO-8859-9")  # any byte past ASCII may fold: the caller reads the files

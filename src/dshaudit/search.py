@@ -550,9 +550,10 @@ _SCREEN_ARGS = 100_000  # characters of pathspecs given to one screening git gre
 _SCREEN_GROUP = 50  # files wanted alike below which a group shares a process with the other small ones
 
 
-def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str) -> dict[Search, set[str]] | None:
+def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | None) -> dict[Search, set[str]] | None:
     """`screened`, with git reading the files: for each search, those of its paths
-    at `commit` that may hold a match. `git grep -P` prints every line of these
+    at `commit` that may hold a match (with no commit, the paths are COMMIT:PATH
+    names, as `regrep` gives them to git: files of many commits at once). `git grep -P` prints every line of these
     files that holds a literal of a search that wants the file (those of -i
     searches in any ASCII case) or a character of _FOLDING; `may_match` on a
     file's printed lines then answers as it does on the whole file, since a
@@ -592,18 +593,19 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str) ->
         for bits, paths in groups.items():
             mine = {s: words[s] for i, s in enumerate(order) if bits >> i & 1}
             args = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", "-P", "-n", "-z", "-I", "--no-color",
-                    "--no-textconv", "-e", _screen_pattern(mine), commit, "--"]
+                    "--no-textconv", "-e", _screen_pattern(mine)]
             batch: list[str] = []
             size = 0
             for i, p in enumerate(paths):
-                batch.append(f":(literal){p}")
+                batch.append(f":(literal){p}" if commit else p)
                 size += len(p) + 12
                 if size > _SCREEN_ARGS or i == len(paths) - 1:
-                    procs.append(subprocess.Popen([*args, *batch], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    named = [commit, "--", *batch] if commit else [*batch, "--"]
+                    procs.append(subprocess.Popen([*args, *named], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                                   env=env))
                     batch, size = [], 0
         lines: dict[str, list[bytes]] = {}
-        prefix = commit.encode() + b":"
+        prefix = commit.encode() + b":" if commit else b""
         for proc in procs:
             out, err = proc.communicate()
             if proc.returncode == 1 and not err:
