@@ -27,7 +27,6 @@ claims' runs in a second process while this one walks the citations.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from pathlib import Path
@@ -614,26 +613,12 @@ class ClaimsWalk:
         """Each search's matches in the files the commits change, found before the walk:
         each changed file is read once, in batches, to screen out those that cannot
         match a search (search.may_match); git greps the rest, all commits of a search at once."""
-        from .search import grep_screened, literals, regrep, screened
+        from .search import found_in
 
-        places = {w.spec: w.places(self.steps) for w in watches}
-        git_dir = str(self.repository().repo.git_dir)
-        screenable = {s: p for s, p in places.items() if p and literals(s) is not None}
-        # git reads the files (COMMIT:PATH, every commit at once); where it cannot screen, Python does.
-        by_name = grep_screened({s: [f"{sha}:{path}" for sha, path, _ in p] for s, p in screenable.items()}, git_dir, None)
-        if by_name is not None:
-            passed = {s: {(sha, path) for sha, path, _ in p if f"{sha}:{path}" in by_name[s]} for s, p in screenable.items()}
-        else:
-            by_blob = screened({s: [blob for _, _, blob in p] for s, p in screenable.items()}, self.repository().read_blobs)
-            passed = {s: {(sha, path) for sha, path, blob in p if blob in by_blob[s]} for s, p in screenable.items()}
-
-        def found(w: SearchWatch) -> dict[tuple[str, str], list[int]]:
-            todo = [(sha, path) for sha, path, _ in places[w.spec] if w.spec not in passed or (sha, path) in passed[w.spec]]
-            return regrep(w.spec, git_dir, todo) if todo else {}
-
-        with ThreadPoolExecutor(4) as pool:  # one git grep per search, waiting on git: side by side
-            for w, hits in zip(watches, pool.map(found, watches)):
-                w.found = hits
+        found = found_in({w.spec: w.places(self.steps) for w in watches}, str(self.repository().repo.git_dir),
+                         self.repository().read_blobs)
+        for w in watches:
+            w.found = found[w.spec]
 
     def _at_from(self, claim: Claim, book: "FactBook") -> ClaimHistory:
         fact_id, _ = split_ref(claim.ref, self._known)

@@ -63,6 +63,7 @@ from typing import IO, TYPE_CHECKING, Callable, Iterable
 
 from . import cache
 from .errors import RepoError
+from .search import escape_ere
 
 if TYPE_CHECKING:
     from .snapshot import Snapshot
@@ -83,7 +84,6 @@ _PERL: dict[str, bool] = {}  # git dir -> whether its git greps with -P
 _WORD_NAME_RE = re.compile(r"[A-Za-z0-9_]+")
 _LINE_NUMBER_RE = re.compile(r"^[0-9]+:", re.MULTILINE)
 _SHA_RE = re.compile(r"[0-9a-f]{40}")
-_ERE_SPECIAL_RE = re.compile(r"([.\[\]{}()*+?^$|\\])")
 
 
 @dataclass(frozen=True)
@@ -112,10 +112,6 @@ _NAMES_SHAPE = cache.shaped(int)
 _ABSENCE_SHAPE = cache.shaped([[str, int]])
 _STORED_SHAPE = cache.shaped([int])  # positions of the files a name occurs in, in the commit's sorted paths
 _HISTORY_SHAPE = cache.shaped({"deletion": ([str, str, str], type(None)), "commits": int, "root": bool})
-
-
-def _escape_ere(name: str) -> str:
-    return _ERE_SPECIAL_RE.sub(r"\\\1", name)
 
 
 def _any_case_ere(text: str) -> str:
@@ -341,7 +337,7 @@ class NameIndex:
                 continue
             # --heading names each file once above its matches: on DSH the
             # output is a tenth of what a path on every match line makes.
-            pattern = "(" + "|".join(sorted([_escape_ere(n) for n in group] + [_any_case_ere(t) for t in with_claims],
+            pattern = "(" + "|".join(sorted([escape_ere(n) for n in group] + [_any_case_ere(t) for t in with_claims],
                                             key=len, reverse=True)) + ")"
             args = ["-c", "core.quotePath=false", "grep", "-o", *(["-n"] if with_claims else []), "--heading",
                     "--break", "-I", "-w", "-E", "-e", pattern]

@@ -188,12 +188,20 @@ def of(flags: tuple[str, ...], pattern: str, pathspecs: tuple[str, ...] = ()) ->
     return parse(f"search({', '.join([' '.join([*flags, quoted(pattern)]), *map(quoted, pathspecs)])})")
 
 
+_ERE_SPECIAL_RE = re.compile(r"([.\[\]{}()*+?^$|\\])")
+
+
+def escape_ere(text: str) -> str:
+    """`text` as an extended regular expression that matches it and nothing else."""
+    return _ERE_SPECIAL_RE.sub(r"\\\1", text)
+
+
 def extended(search: Search) -> str:
     """The search's pattern as an extended regular expression (`git log -G` reads one)."""
     assert search.pattern is not None
     # A basic regex without its special characters is a fixed string.
     if "-F" in search.flags or ("-E" not in search.flags and not _BRE_META & set(search.pattern)):
-        return re.sub(r"([.\[\]{}()*+?^$|\\])", r"\\\1", search.pattern)
+        return escape_ere(search.pattern)
     if "-E" in search.flags:
         return search.pattern
     raise ValueError(f"{search.text}: a basic regular expression has no extended form here")
@@ -216,14 +224,10 @@ def matches(search: Search, snapshot: Snapshot) -> list[tuple[str, int]]:
     hit = shard.get(key)
     if hit is not None:
         return [(p, int(n)) for p, n in hit]
-    # Exclusions alone select nothing in git; with only exclusions, search the rest of the tree.
-    specs = list(search.pathspecs)
-    if specs and all(s.startswith((":!", ":^")) for s in specs):
-        specs.insert(0, ".")
     if search.kind == "files":
         found = [(p, 0) for p in sorted(p for p in snapshot.paths() if selected(p, search.pathspecs))]
     else:
-        found = sorted(_grep(search, snapshot, specs))
+        found = sorted(_grep(search, snapshot, _git_pathspecs(search.pathspecs)))
     shard.put(key, [[p, n] for p, n in found])
     return found
 
@@ -236,8 +240,6 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
     commit's grep. The files that differ are read once for all the searches and
     screened (`may_match`); git greps the rest, one process a search. A search with
     no cached base, or between commits whose .gitattributes differ, is left to `measure`."""
-    from concurrent.futures import ThreadPoolExecutor
-
     shard = cache.current().shard("searches", VERSION, _SHAPE)
     git_dir = str(snapshot.repository.repo.git_dir)
     target = snapshot.sha
@@ -263,24 +265,52 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
         if id(changed[s]) not in regular:
             regular[id(changed[s])] = [(p, blob) for p, mode, blob in changed[s] if mode in REGULAR_MODES]
     fresh = {s: regular[id(changed[s])] for s in found}
-    screens = {s: literals(s) for s in found}
-    wanted = {s: [p for p, _ in fresh[s]] for s in found if screens[s] is not None}
-    passed = grep_screened(wanted, git_dir, target)
-    if passed is None:  # git without Perl regexes, or a locale other than UTF-8: the files are read here
-        blob_of = {p: blob for s in wanted for p, blob in fresh[s]}
-        by_blob = screened({s: [blob_of[p] for p in paths] for s, paths in wanted.items()}, snapshot.read_many)
-        passed = {s: {p for p in paths if blob_of[p] in by_blob[s]} for s, paths in wanted.items()}
+    lines = found_in({s: [(target, p, blob) for p, blob in fresh[s]] for s in found}, git_dir, snapshot.read_many)
+    for s in found:
+        new_hits = [(p, n) for (_, p), ns in lines[s].items() for n in ns]
+        gone = {p for p, _, _ in changed[s]}
+        hits = sorted([h for h in found[s][1] if h[0] not in gone] + new_hits)
+        shard.put(cache.digest(target, s.kind, s.text), [[p, n] for p, n in hits])
 
-    def regrepped(s: Search) -> list[tuple[str, int]]:
-        screened_in = passed.get(s)
-        todo = [(target, p) for p, _ in fresh[s] if screened_in is None or p in screened_in]
-        return [(p, n) for (_, p), ns in regrep(s, git_dir, todo).items() for n in ns] if todo else []
+
+def found_in(places: dict[Search, list[tuple[str, str, str]]], git_dir: str,
+             read: Callable[[list[str]], dict[str, bytes]]) -> dict[Search, dict[tuple[str, str], list[int]]]:
+    """The lines matching each search in its places (commit, path, blob): regular files
+    its pathspecs select, at one commit (a new pin) or many (history's walk). Each
+    file is screened first (`may_match`, git reading the files, or Python where git
+    cannot), then git greps those that pass, a process a search, side by side."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    screenable = {s: ps for s, ps in places.items() if ps and literals(s) is not None}
+    commits = {sha for ps in screenable.values() for sha, _, _ in ps}
+    one = next(iter(commits)) if len(commits) == 1 else None
+    # Paths at one commit, or COMMIT:PATH names for files of many commits at once.
+    named = {s: [path if one else f"{sha}:{path}" for sha, path, _ in ps] for s, ps in screenable.items()}
+    by_git = grep_screened(named, git_dir, one)
+    passed: dict[Search, set[tuple[str, str]]]
+    if by_git is not None:
+        passed = {s: {(sha, path) for (sha, path, _), name in zip(ps, named[s]) if name in by_git[s]}
+                  for s, ps in screenable.items()}
+    else:  # git without Perl regexes, or a locale other than UTF-8: the files are read here
+        by_blob = screened({s: [blob for _, _, blob in ps] for s, ps in screenable.items()}, read)
+        passed = {s: {(sha, path) for sha, path, blob in ps if blob in by_blob[s]} for s, ps in screenable.items()}
+
+    def lines(s: Search) -> dict[tuple[str, str], list[int]]:
+        kept = passed.get(s)
+        todo = [(sha, path) for sha, path, _ in places[s] if kept is None or (sha, path) in kept]
+        return regrep(s, git_dir, todo) if todo else {}
 
     with ThreadPoolExecutor(4) as pool:
-        for s, new_hits in zip(found, pool.map(regrepped, found)):
-            gone = {p for p, _, _ in changed[s]}
-            hits = sorted([h for h in found[s][1] if h[0] not in gone] + new_hits)
-            shard.put(cache.digest(target, s.kind, s.text), [[p, n] for p, n in hits])
+        return dict(zip(places, pool.map(lines, places)))
+
+
+def _git_pathspecs(pathspecs: tuple[str, ...]) -> list[str]:
+    """The pathspecs as git is given them: exclusions alone select nothing in git, so
+    with only exclusions the rest of the tree is searched."""
+    specs = list(pathspecs)
+    if specs and all(p.startswith((":!", ":^")) for p in specs):
+        specs.insert(0, ".")
+    return specs
 
 
 def _changes(bases: dict[Search, str], git_dir: str, target: str) -> dict[Search, list[tuple[str, str, str]]]:
@@ -290,13 +320,11 @@ def _changes(bases: dict[Search, str], git_dir: str, target: str) -> dict[Search
     once: each takes milliseconds, and one after another they add up."""
     asked: dict[tuple[str, tuple[str, ...]], subprocess.Popen[bytes]] = {}
     for s, base in bases.items():
-        specs = list(s.pathspecs)
-        if specs and all(p.startswith((":!", ":^")) for p in specs):
-            specs.insert(0, ".")
         if (base, s.pathspecs) not in asked:
             asked[(base, s.pathspecs)] = subprocess.Popen(
                 ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "diff-tree", "-r", "-z", "--raw", "--no-renames",
-                 "--no-abbrev", base, target, "--", *specs], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 "--no-abbrev", base, target, "--", *_git_pathspecs(s.pathspecs)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     answers: dict[tuple[str, tuple[str, ...]], list[tuple[str, str, str]]] = {}
     try:
         for key, proc in asked.items():

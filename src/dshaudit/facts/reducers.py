@@ -600,7 +600,8 @@ def docs_by_language(ctx: FactContext, spec: DetectorSpec, matches: list[Match])
 
 def _marker_searches(spec: DetectorSpec) -> list[Search]:
     # Only files the globs may match are searched: .ts and .tsx are half of DSH's bytes.
-    return [search.of(("-w", "-E"), "|".join(map(re.escape, spec.params["words"])), narrowing_pathspecs(spec.paths))]
+    return [search.of(("-w", "-E"), "|".join(map(search.escape_ere, spec.params["words"])),
+                      narrowing_pathspecs(spec.paths))]
 
 
 @whole
