@@ -242,6 +242,13 @@ def test_compiled_pathspecs_select_as_fnmatch_does(path, specs):
     assert search.selected(path, tuple(specs)) == expected
 
 
+@given(st.lists(st.text(alphabet="ab/.x", min_size=1, max_size=8), max_size=30),
+       st.lists(st.text(alphabet="ab/*x:!^?[]", max_size=8), max_size=3))
+def test_selecting_from_a_sorted_tree_by_literal_starts_selects_what_each_path_test_does(paths, specs):
+    tree = sorted(set(paths))
+    assert search.select(tree, tuple(specs)) == [p for p in tree if search.selected(p, tuple(specs))]
+
+
 @pytest.mark.parametrize("expression", SEARCHES + ["search(-i 'todo', 'src/**')", "search('x', ':!docs/**')"])
 def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_repo, expression, tmp_path,
                                                                            monkeypatch):

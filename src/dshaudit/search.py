@@ -28,6 +28,7 @@ import fnmatch
 import os
 import re
 import subprocess
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -225,7 +226,7 @@ def matches(search: Search, snapshot: Snapshot) -> list[tuple[str, int]]:
     if hit is not None:
         return [(p, int(n)) for p, n in hit]
     if search.kind == "files":
-        found = [(p, 0) for p in sorted(p for p in snapshot.paths() if selected(p, search.pathspecs))]
+        found = [(p, 0) for p in select(snapshot.paths(), search.pathspecs)]
     else:
         found = sorted(_grep(search, snapshot, _git_pathspecs(search.pathspecs)))
     shard.put(key, [[p, n] for p, n in found])
@@ -669,6 +670,29 @@ def _screen_pattern(words: dict[Search, tuple[bytes, ...] | None]) -> str:
         alternatives.append("(?i:" + "|".join(re.escape(w.decode()) for w in folded) + ")")
     alternatives += ["".join(f"\\x{b:02x}" for b in f) for f in _FOLDING]
     return "|".join(alternatives)
+
+
+def select(paths: list[str], pathspecs: tuple[str, ...]) -> list[str]:
+    """Those of `paths` (sorted) that git's default pathspec rules select, as `selected`
+    says. Only the runs of `paths` that begin with an including spec's literal start
+    are tested: a tree has thousands of files, and most specs name one folder."""
+    chosen = selector(pathspecs)
+    starts = {_literal_start(s) for s in pathspecs if not s.startswith((":!", ":^"))}
+    if not starts or "" in starts:
+        return [p for p in paths if chosen(p)]
+    picked: set[str] = set()
+    for start in starts:
+        i = bisect_left(paths, start)
+        while i < len(paths) and paths[i].startswith(start):
+            if chosen(paths[i]):
+                picked.add(paths[i])
+            i += 1
+    return sorted(picked)
+
+
+def _literal_start(spec: str) -> str:
+    """What every path a spec selects begins with: the spec up to its first wildcard."""
+    return re.split(r"[*?[]", spec, maxsplit=1)[0] if any(c in spec for c in "*?[") else spec.rstrip("/")
 
 
 def selected(path: str, pathspecs: tuple[str, ...]) -> bool:
