@@ -280,56 +280,64 @@ def test_an_entry_is_checked_once_and_again_after_it_is_replaced(tmp_path):
     assert shard.get("a") is None
 
 
-def test_claims_checked_in_a_second_process_give_what_one_process_gives(facts_workspace, monkeypatch):
-    """check measures claims in a forked process beside the citations; with one worker
-    (DSHAUDIT_WORKERS=1) in a thread; and when the child fails, here: the same answers."""
+def test_claims_and_references_checked_in_other_processes_give_what_one_process_gives(facts_workspace, monkeypatch):
+    """check measures claims, and looks up names and quoted code, in forked processes
+    beside the citations; with one worker (DSHAUDIT_WORKERS=1) in this one; and when a
+    child fails, here: the same answers."""
     import os
 
     from dshaudit import verify
 
-    write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`\n")
+    write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`; `AgentLoop` runs it.\n")
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")  # as on a machine with two processors
     started = []
-    real = verify._claims_in_a_process
+    real = verify._in_a_process
 
     def recorded(*args):
         waiting = real(*args)
         started.append(waiting is not None)
         return waiting
 
-    monkeypatch.setattr(verify, "_claims_in_a_process", recorded)
+    monkeypatch.setattr(verify, "_in_a_process", recorded)
     forked = outputs(("check", "--format", "json"))
-    assert started == [True], "the claims were measured in a second process"
+    assert started == [True, True], "the claims and the references went to processes of their own"
     monkeypatch.setenv("DSHAUDIT_NO_CACHE", "1")
     uncached = outputs(("check", "--format", "json"))
     monkeypatch.setenv("DSHAUDIT_WORKERS", "1")
+    started.clear()
     threaded = outputs(("check", "--format", "json"))
-    assert started[-1] is False
+    assert started == [False, False]
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
     parent = os.getpid()
-    original = verify._check_claims
+    recovered = []
+    for step in ("_check_claims", "_check_references"):
+        original = getattr(verify, step)
 
-    def failing_in_the_child(*args, **kwargs):
-        if os.getpid() != parent:
-            raise RuntimeError("the child fails")
-        return original(*args, **kwargs)
+        def failing_in_the_child(*args, _original=original, **kwargs):
+            if os.getpid() != parent:
+                raise RuntimeError("the child fails")
+            return _original(*args, **kwargs)
 
-    monkeypatch.setattr(verify, "_check_claims", failing_in_the_child)
-    recovered = outputs(("check", "--format", "json"))
-    assert forked == uncached == threaded == recovered
-    assert json.loads(forked[0])["summary"]["claims"]["confirmed"] == 3
+        monkeypatch.setattr(verify, step, failing_in_the_child)
+        recovered.append(outputs(("check", "--format", "json")))
+        monkeypatch.setattr(verify, step, original)
+    assert forked == uncached == threaded == recovered[0] == recovered[1]
+    report = json.loads(forked[0])
+    assert report["summary"]["claims"]["confirmed"] == 3
+    assert any(r["text"] == "AgentLoop" for r in report["references"]), "the names were looked up"
 
 
-def test_ctrl_c_in_the_claims_process_stops_the_check_without_checking_the_claims_again(facts_workspace,
-                                                                                         monkeypatch):
+@pytest.mark.parametrize("step", ["_check_claims", "_check_references"])
+def test_ctrl_c_in_a_forked_process_stops_the_check_without_doing_its_work_again(facts_workspace, monkeypatch,
+                                                                                step):
     import os
 
     from dshaudit import verify
 
-    write_findings(facts_workspace, CLAIMS)
+    write_findings(facts_workspace, CLAIMS + "`AgentLoop` runs it.\n")
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
     parent = os.getpid()
-    original = verify._check_claims
+    original = getattr(verify, step)
     in_parent = []
 
     def interrupted_in_the_child(*args, **kwargs):
@@ -338,7 +346,7 @@ def test_ctrl_c_in_the_claims_process_stops_the_check_without_checking_the_claim
         in_parent.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(verify, "_check_claims", interrupted_in_the_child)
+    monkeypatch.setattr(verify, step, interrupted_in_the_child)
     result = run_cli("check", "--format", "json")
     assert result.exit_code == 130 and "interrupted" in result.stderr
     assert in_parent == []

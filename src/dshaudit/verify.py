@@ -10,7 +10,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from .diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
 from .errors import InputError, RepoError
@@ -23,6 +23,8 @@ from .snapshot import Snapshot
 from .status import DiagnosticStatus, Reach, Severity
 from .inference import FileView, Inferred, WordIndex, alnum, squash, suspect
 from .symbols import SymbolTable, build_symbol_table
+
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -375,28 +377,37 @@ def check(
             known = resolver.config.describe_pins()
             raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
                              f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
-    # Claims are measured in a thread of their own, mostly waiting on git, and the
-    # names pass runs in git, while citations are checked here.
+    # Claims are measured in a process of their own (else a thread), mostly waiting on
+    # git; the names and quoted code are looked up in another, when forking is safe;
+    # citations are checked here meanwhile.
     claimed = _start_claims(files, resolver, repository, pin_override, book) if claims else lambda: []
     try:
-        work = _start_references(files, resolver, repository, pin_override) if references else []
+        work = _reference_work(files, resolver, pin_override) if references else []
+        looked = (_in_a_process(repository(), lambda twin: _look_up_references(work, resolver, lambda: twin),
+                                lambda: _look_up_references(work, resolver, repository))
+                  if work and book is None and verifier is None else None)
+        if work and looked is None:
+            _prefetch_references(work, repository)
     except BaseException:
         _wait_quietly(claimed)
         raise
     try:
         verdicts = _check_citations(files, verifier or Verifier(resolver, repository), pin_override) if citations else []
-        looked_up = _check_references(work, resolver, repository) if references else []
+        looked_up = looked() if looked is not None else _check_references(work, resolver, repository)
     except BaseException:
-        _stop_references(work, repository)
+        if looked is None:
+            _stop_references(work, repository)
+        else:
+            _wait_quietly(looked)
         _wait_quietly(claimed)
         raise
     return CheckResult(tuple(verdicts), tuple(claimed()), tuple(looked_up))
 
 
-def _wait_quietly(claimed: Callable[[], list[ClaimVerdict]]) -> None:
-    """Let the claims thread finish (its worker processes stop with it) when the check fails elsewhere."""
+def _wait_quietly(waiting: Callable[[], object]) -> None:
+    """Let work started elsewhere finish (its worker processes stop with it) when the check fails here."""
     try:
-        claimed()
+        waiting()
     except Exception:
         pass
 
@@ -404,31 +415,36 @@ def _wait_quietly(claimed: Callable[[], list[ClaimVerdict]]) -> None:
 def _start_claims(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
                   pin_override: str | None, book: "FactBook | None") -> Callable[[], list[ClaimVerdict]]:
     """The claims' verdicts, as a function that waits for them. When facts must
-    be measured, that runs in a thread, through a handle of its own on the clone
-    (`DshRepository.twin`), while the caller checks citations; a caller with its
-    own `book` (the language server) has them measured when it asks."""
+    be measured, that runs in a forked process (`_in_a_process`), else in a
+    thread through a handle of its own on the clone (`DshRepository.twin`),
+    while the caller checks citations; a caller with its own `book` (the
+    language server) has them measured when it asks."""
     from concurrent.futures import ThreadPoolExecutor
 
     if book is not None or not any(not c.problem for f in files for c in f.claims):
         return lambda: _check_claims(files, resolver, repository, pin_override, book)
-    elsewhere = _claims_in_a_process(files, resolver, repository(), pin_override)
+    here = repository()
+    elsewhere = _in_a_process(
+        here, lambda twin: _check_claims(files, PinResolver(resolver.config, lambda: twin), lambda: twin, pin_override),
+        lambda: _check_claims(files, resolver, lambda: here, pin_override))
     if elsewhere is not None:
         return elsewhere
-    twin = repository().twin()
+    twin = here.twin()
     executor = ThreadPoolExecutor(1, thread_name_prefix="dshaudit-claims")
     future = executor.submit(_check_claims, files, resolver, lambda: twin, pin_override)
     executor.shutdown(wait=False)  # no more work; the caller waits through `future.result`, which raises what it raised
     return future.result
 
 
-def _claims_in_a_process(files: list[FindingsFile], resolver: PinResolver, repository: DshRepository,
-                         pin_override: str | None) -> Callable[[], list[ClaimVerdict]] | None:
-    """The claims checked in a forked process, beside the citations checked here: both
-    are mostly Python, and in threads of one process they would take turns. None
-    where that cannot be done safely (one processor, no fork, or other threads
-    running, which a fork may catch holding a lock); the caller uses a thread.
-    A child that fails sends nothing, and the claims are checked here, where what
-    went wrong is reported as it would be without the child."""
+def _in_a_process(repository: DshRepository, compute: Callable[[DshRepository], _T],
+                  again: Callable[[], _T]) -> Callable[[], _T] | None:
+    """`compute` run in a forked process, through a handle of its own on the clone, beside
+    what the caller does meanwhile: both are mostly Python, and in threads of one
+    process they would take turns. Returns a function that waits for the answer, or
+    None where that cannot be done safely (one processor, no fork, or other threads
+    running, which a fork may catch holding a lock). A child that fails sends nothing,
+    and the work is done again here (`again`), where what went wrong is reported as it
+    would be without the child; Ctrl-C in the child stops the caller too."""
     import multiprocessing
     import threading
 
@@ -438,11 +454,11 @@ def _claims_in_a_process(files: list[FindingsFile], resolver: PinResolver, repos
         return None
     context = multiprocessing.get_context("fork")
     reader, writer = context.Pipe(duplex=False)
-    child = context.Process(target=_claims_child, args=(writer, files, resolver, repository, pin_override), daemon=True)
+    child = context.Process(target=_child, args=(writer, compute, repository), daemon=True)
     child.start()
     writer.close()
 
-    def claimed() -> list[ClaimVerdict]:
+    def answer() -> _T:
         try:
             found = reader.recv()
         except EOFError:
@@ -451,30 +467,29 @@ def _claims_in_a_process(files: list[FindingsFile], resolver: PinResolver, repos
             reader.close()
             child.join()
         if found == _INTERRUPTED:
-            raise KeyboardInterrupt  # Ctrl-C reached the child too: not a failure to check again here
+            raise KeyboardInterrupt  # Ctrl-C reached the child too: not a failure to redo here
         if found is None:
-            return _check_claims(files, resolver, lambda: repository, pin_override)
+            return again()
         return found
 
-    return claimed
+    return answer
 
 
 _INTERRUPTED = "interrupted"  # what the child sends when Ctrl-C stopped it
 
 
-def _claims_child(writer: "Connection", files: list[FindingsFile], resolver: PinResolver, repository: DshRepository,
-                  pin_override: str | None) -> None:
-    """In the forked process: the claims' verdicts, sent back, and what was measured, cached.
+def _child(writer: "Connection", compute: Callable[[DshRepository], object], repository: DshRepository) -> None:
+    """In the forked process: the answer, sent back, and what was measured, cached.
     The parent's git processes are its own: this process opens the clone anew."""
     from . import cache
 
     twin = repository.twin()
-    found: list[ClaimVerdict] | str | None = None
+    found: object = None
     try:
-        found = _check_claims(files, PinResolver(resolver.config, lambda: twin), lambda: twin, pin_override)
+        found = compute(twin)
     except KeyboardInterrupt:
         found = _INTERRUPTED
-    except BaseException:  # the parent checks the claims again, and reports what fails
+    except BaseException:  # the parent does the work again, and reports what fails
         found = None
     finally:
         cache.current().flush()
@@ -486,12 +501,10 @@ def _claims_child(writer: "Connection", files: list[FindingsFile], resolver: Pin
 _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]
 
 
-def _start_references(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-                      pin_override: str | None) -> list[_Work]:
-    """Each document's names and absence claims, their lookups started: every
-    document's names at a pin in one pass over the tree, in the background."""
+def _reference_work(files: list[FindingsFile], resolver: PinResolver, pin_override: str | None) -> list[_Work]:
+    """Each document's names and absence claims, at its pin."""
     from .names import MAX_NAME_CHARS
-    from .references import absent_claims, document_names, prefetch_references
+    from .references import absent_claims, document_names
 
     work: list[_Work] = []
     for f in files:
@@ -507,6 +520,13 @@ def _start_references(files: list[FindingsFile], resolver: PinResolver, reposito
                                  file=f.path, line=where.line)
         if items or absent:
             work.append((f, pin, items, absent))
+    return work
+
+
+def _prefetch_references(work: list[_Work], repository: Callable[[], DshRepository]) -> None:
+    """Every document's names at a pin looked up in one pass over the tree, started in the background."""
+    from .references import prefetch_references
+
     try:
         for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
             prefetch_references([i for _, p, items, _ in work if p == pin for i in items],
@@ -514,7 +534,12 @@ def _start_references(files: list[FindingsFile], resolver: PinResolver, reposito
                                 [t for _, p, _, absent in work if p == pin for t, _ in absent])
     except RepoError:
         pass  # a commit the clone lacks: reported where the citations and references meet it
-    return work
+
+
+def _look_up_references(work: list[_Work], resolver: PinResolver,
+                        repository: Callable[[], DshRepository]) -> list[tuple[Pin, "Reference"]]:
+    _prefetch_references(work, repository)
+    return _check_references(work, resolver, repository)
 
 
 def _stop_references(work: list[_Work], repository: Callable[[], DshRepository]) -> None:
