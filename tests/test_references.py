@@ -564,3 +564,33 @@ def test_a_relative_path_after_a_package_path_is_looked_for_in_that_package(snap
     # Not joined to a path before it: not taken as DSH's.
     lone = [(n, where(1)) for n, _, _ in document_names("See `src/legacy.ts` for how.\n")]
     assert check_references(lone, snap, exempt=set(), absent=[]) == []
+
+
+@pytest.mark.parametrize("path", ["a.ts", "a.tsx"])
+def test_quoted_code_is_looked_for_among_the_nodes_a_walk_of_the_tree_would_visit(path):
+    """Candidate nodes come from a tree-sitter query, not a walk in Python: the same
+    nodes, in the same order, for a type that is also a keyword (`string`, `object`),
+    for the types a binding is declared by, and inside code that does not parse."""
+    from dshaudit import fragments
+    from dshaudit.symbols import parse, walk
+
+    source = (b"type T = { a: string; b?: object };\n"
+              b"const x: T = { a: 'string', b: { c: 1, d } };\n"
+              b"class K { e: number = 2; f(g: string, h?: object) { this.i = [g, h]; } }\n"
+              b"enum E { J = 1 }\n"
+              b"let broken = { k: (1, };\n"
+              b"export default () => <div data-x={'y'}>{x.a}</div>;\n" if path.endswith(".tsx") else
+              b"type T = { a: string; b?: object };\n"
+              b"const x: T = { a: 'string', b: { c: 1, d } };\n"
+              b"class K { e: number = 2; f(g: string, h?: object) { this.i = [g, h]; } }\n"
+              b"enum E { J = 1 }\n"
+              b"let broken = { k: (1, };\n")
+    root = parse(path, source).root_node
+    assert root.has_error
+    tsx = path.endswith(".tsx")
+    for types in [fragments._DECLARING] + [frozenset({t}) for t in
+                                            ("string", "object", "pair", "identifier", "ERROR", "true", "program")]:
+        walked = [n.id for n in walk(root) if n.type in types]
+        assert [n.id for n in fragments._nodes_of(root, types, tsx)] == walked, sorted(types)
+    assert len([n for n in fragments._nodes_of(root, frozenset({"string"}), tsx) if not n.is_named]) == 2
+    assert fragments._type_query(tsx, frozenset({"no_such_node"})) is None

@@ -36,6 +36,7 @@ those read matches, or when the only files holding them are not code.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -423,18 +424,55 @@ def _binding_holds(fragment: Fragment, value: tree_sitter.Node | None, type_text
 # -- searching a commit -------------------------------------------------------------
 
 
-def _candidates(fragment: Fragment, root: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
-    """Code nodes the fragment may match."""
+def _candidates(fragment: Fragment, root: tree_sitter.Node, tsx: bool) -> Iterator[tree_sitter.Node]:
+    """Code nodes the fragment may match, in source order."""
     if fragment.kind == "binding":
-        for n in walk(root):
+        for n in _nodes_of(root, _DECLARING, tsx):
             found = _declared(fragment, n)
             if found is not None and _binding_holds(fragment, *found):
                 yield n
         return
     wanted = unwrap(fragment.node).type
-    for n in walk(root):
-        if n.type == wanted and match(fragment.node, n):
+    for n in _nodes_of(root, frozenset({wanted}), tsx):
+        if match(fragment.node, n):
             yield n
+
+
+# The node types `_declared` looks at: all others declare nothing.
+_DECLARING = frozenset({"variable_declarator", "assignment_expression", "public_field_definition", "enum_assignment",
+                        "pair", "shorthand_property_identifier", "property_signature", "required_parameter",
+                        "optional_parameter"})
+
+
+def _nodes_of(root: tree_sitter.Node, types: frozenset[str], tsx: bool) -> list[tree_sitter.Node]:
+    """The nodes of these types under `root` (itself included), in `walk`'s order. A
+    query finds them in C: walking a file's every node in Python, and asking each
+    one, was most of the time a fragment took."""
+    query = _type_query(tsx, types)
+    if query is None:
+        return [n for n in walk(root) if n.type in types]
+    found = tree_sitter.QueryCursor(query).captures(root).get("n", [])
+    # Source order; of two nodes that start together, the outer first, as walk gives them.
+    return sorted(found, key=lambda n: (n.start_byte, -n.end_byte))
+
+
+@lru_cache(maxsize=256)
+def _type_query(tsx: bool, types: frozenset[str]) -> tree_sitter.Query | None:
+    """A query capturing every node whose type is one of `types`, named or not (a
+    type such as `string` is both: a string literal, and the keyword in `x: string`).
+    None when the grammar knows a type under neither form: the caller walks the tree."""
+    language = language_for("x.tsx" if tsx else "x.ts")
+    forms = []
+    for t in sorted(types):
+        named = t == "ERROR" or language.id_for_node_kind(t, True) is not None
+        anonymous = language.id_for_node_kind(t, False) is not None
+        if not (named or anonymous):
+            return None
+        forms += ([f"({t})"] if named else []) + ([json.dumps(t)] if anonymous else [])
+    try:
+        return tree_sitter.Query(language, "[" + " ".join(forms) + "] @n")
+    except tree_sitter.QueryError:
+        return None
 
 
 def _parse_code(path: str, data: bytes) -> tree_sitter.Node:
@@ -591,7 +629,8 @@ class _Files:
             if _reading_kind(path) == "text":
                 lines = _text_place(fragment, source)
             else:
-                lines = next((_lines(n) for n in _candidates(fragment, self.tree(path))), None)
+                lines = next((_lines(n) for n in _candidates(fragment, self.tree(path), _reading_kind(path) == "tsx")),
+                             None)
             hit = [lines.start, lines.end] if lines is not None else 0
             self.shard.put(key, hit)
         return LineRange(hit[0], hit[1]) if hit else None
@@ -603,7 +642,7 @@ class _Files:
         if hit is None:
             root = self.tree(path)
             hit = []
-            for n in walk(root):
+            for n in _nodes_of(root, _DECLARING, _reading_kind(path) == "tsx"):
                 found = _declared(fragment, n)
                 if found is not None and (found[0] is not None or found[1] is not None):
                     lines = _lines(n)
