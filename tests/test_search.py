@@ -3,6 +3,8 @@ on the fixture repository, the refusals, and lint's rule for stated searches."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import run_cli, write_findings
 from hypothesis import given
@@ -240,6 +242,18 @@ def test_compiled_pathspecs_select_as_fnmatch_does(path, specs):
     excludes = [s[2:] for s in specs if s.startswith((":!", ":^"))]
     expected = (not includes or any(matches(s) for s in includes)) and not any(matches(s) for s in excludes)
     assert search.selected(path, tuple(specs)) == expected
+
+
+@given(st.lists(st.binary(min_size=1, max_size=3), min_size=1, max_size=8), st.binary(max_size=12))
+def test_byte_alternatives_find_where_one_of_the_byte_strings_is(sequences, data):
+    found = re.compile(search._byte_alternatives(tuple(sequences)).encode()).search(data) is not None
+    assert found == any(s in data for s in sequences)
+
+
+def test_the_folding_characters_regex_is_the_list_of_them():
+    folding = re.compile(search._FOLDING_PERL.encode())
+    assert all(folding.fullmatch(f) for f in search._FOLDING)
+    assert search._FOLDING_PERL.count("|") < len(search._FOLDING) - 1  # brackets, not one alternative each
 
 
 @given(st.lists(st.text(alphabet="ab/.x", min_size=1, max_size=8), max_size=30),

@@ -668,8 +668,25 @@ def _screen_pattern(words: dict[Search, tuple[bytes, ...] | None]) -> str:
     alternatives = [re.escape(w.decode()) for w in sensitive]
     if folded:
         alternatives.append("(?i:" + "|".join(re.escape(w.decode()) for w in folded) + ")")
-    alternatives += ["".join(f"\\x{b:02x}" for b in f) for f in _FOLDING]
+    alternatives.append(_FOLDING_PERL)
     return "|".join(alternatives)
+
+
+def _byte_alternatives(sequences: tuple[bytes, ...]) -> str:
+    """A Perl regex, bytes written \\xHH, for any of these byte strings. Those that differ
+    in their last byte only share a bracket: fewer alternatives for git to try at each
+    byte (`\\xc4[\\xb0\\xb1]`, not `\\xc4\\xb0|\\xc4\\xb1`)."""
+    by_head: dict[bytes, list[int]] = {}
+    for sequence in sequences:
+        by_head.setdefault(sequence[:-1], []).append(sequence[-1])
+    out = []
+    for head, lasts in sorted(by_head.items()):
+        last = "".join(f"\\x{b:02x}" for b in sorted(set(lasts)))
+        out.append("".join(f"\\x{b:02x}" for b in head) + (last if len(set(lasts)) == 1 else f"[{last}]"))
+    return "|".join(out)
+
+
+_FOLDING_PERL = _byte_alternatives(_FOLDING)
 
 
 def select(paths: list[str], pathspecs: tuple[str, ...]) -> list[str]:

@@ -7,6 +7,7 @@ decides its status: path, then range, then symbol anchor, then content anchor.
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import accumulate
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
@@ -68,13 +69,9 @@ class FileText:
     def find(self, anchor: str) -> list[int]:
         """1-based lines where the whitespace-free anchor starts, anywhere in the file."""
         if self._squashed is None:
-            parts, starts, pos = [], [], 0
-            for ln in self.lines:
-                s = squash(ln)
-                starts.append(pos)
-                parts.append(s)
-                pos += len(s)
-            self._squashed, self._line_starts = "".join(parts), starts
+            parts = ["".join(ln.split()) for ln in self.lines]  # squash, inlined: files have thousands of lines
+            self._squashed = "".join(parts)
+            self._line_starts = list(accumulate(map(len, parts), initial=0))[:-1]
         needle = squash(anchor)
         if not needle or self._line_starts is None:
             return []
