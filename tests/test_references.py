@@ -295,6 +295,13 @@ def test_absence_claims_are_verified(snap, regexes):
                                         "packages/core/agent/package.json:2, packages/core/agent/src/index.ts (path)")
 
 
+def test_an_absence_claim_with_no_capital_is_found_in_any_case(snap, regexes):
+    """`loader` is refuted by `Loader` on line 3 as by `loader` on line 4: the pass
+    looks for it in any case, not only for the case the claim is written in."""
+    [claim] = check(snap, absent=["loader"])
+    assert claim.message == "`loader` occurs at docs/guide.md:3, docs/guide.md:4"
+
+
 def test_a_name_the_document_claims_absent_is_not_a_phantom(snap, regexes):
     refs = check(snap, "ollamaClient", "ollama", absent=["ollama"])
     assert [(r.text, r.status) for r in refs] == [
