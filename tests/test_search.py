@@ -321,18 +321,24 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
         # for the literals of the searches that want it, in a process with the files wanted alike.
         paths = sorted(files)
         wanted = {s: [p for j, p in enumerate(paths) if i % 2 == 0 or (i + j) % 3] for i, s in enumerate(specs)}
-        by_git = search.grep_screened(wanted, str(repository.repo.git_dir), sha)
+        screen = search.grep_screened(wanted, str(repository.repo.git_dir), sha)
         by_blob = search.screened({s: sorted({files[p] for p in ps}) for s, ps in wanted.items()}, snapshot.read_many)
-        assert by_git is not None
+        assert screen is not None
+        by_git = screen.passed
         for s in specs:
             assert by_git[s] == {p for p in text & set(wanted[s]) if files[p] in by_blob[s]}, (s.text, sha)
+        # The lines printed of a file that passed are its own lines, under their numbers.
+        for p in set().union(*by_git.values()):
+            lines = snapshot.read(files[p]).split(b"\n")
+            assert screen.lines[p] and all(lines[n - 1] == text for n, text in screen.lines[p]), p
         # The same files named COMMIT:PATH (history's places, of many commits at once): the same answer.
         by_name = search.grep_screened({s: [f"{sha}:{p}" for p in ps] for s, ps in wanted.items()},
                                        str(repository.repo.git_dir), None)
         assert by_name is not None
-        assert {s: {n.split(":", 1)[1] for n in names} for s, names in by_name.items()} == by_git
+        assert {s: {n.split(":", 1)[1] for n in names} for s, names in by_name.passed.items()} == by_git
     kelvin = search.parse("search(-i 'kelvin')")
-    assert "a.txt" in search.grep_screened({kelvin: ["a.txt", "c.txt"]}, str(root / ".git"), folded)[kelvin]
+    found = search.grep_screened({kelvin: ["a.txt", "c.txt"]}, str(root / ".git"), folded)
+    assert found is not None and "a.txt" in found.passed[kelvin]
     monkeypatch.setenv("LC_ALL", "tr_TR.ISO-8859-9")  # any byte past ASCII may fold: the caller reads the files
     assert search.grep_screened({kelvin: ["a.txt"]}, str(root / ".git"), folded) is None
 

@@ -279,7 +279,10 @@ def found_in(places: dict[Search, list[tuple[str, str, str]]], git_dir: str,
     """The lines matching each search in its places (commit, path, blob): regular files
     its pathspecs select, at one commit (a new pin) or many (history's walk). Each
     file is screened first (`may_match`, git reading the files, or Python where git
-    cannot), then git greps those that pass, a process a search, side by side."""
+    cannot), then git greps those that pass, a process a search, side by side. Where
+    git screened, it greps only the lines the screen printed (`_Printed`): every line
+    the search can match is among them, and the file is not read again."""
+    import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
     screenable = {s: ps for s, ps in places.items() if ps and literals(s) is not None}
@@ -290,19 +293,69 @@ def found_in(places: dict[Search, list[tuple[str, str, str]]], git_dir: str,
     by_git = grep_screened(named, git_dir, one)
     passed: dict[Search, set[tuple[str, str]]]
     if by_git is not None:
-        passed = {s: {(sha, path) for (sha, path, _), name in zip(ps, named[s]) if name in by_git[s]}
+        passed = {s: {(sha, path) for (sha, path, _), name in zip(ps, named[s]) if name in by_git.passed[s]}
                   for s, ps in screenable.items()}
-    else:  # git without Perl regexes, or a locale other than UTF-8: the files are read here
+    else:  # a locale other than UTF-8: the files are read here
         by_blob = screened({s: [blob for _, _, blob in ps] for s, ps in screenable.items()}, read)
         passed = {s: {(sha, path) for sha, path, blob in ps if blob in by_blob[s]} for s, ps in screenable.items()}
 
-    def lines(s: Search) -> dict[tuple[str, str], list[int]]:
-        kept = passed.get(s)
-        todo = [(sha, path) for sha, path, _ in places[s] if kept is None or (sha, path) in kept]
-        return regrep(s, git_dir, todo) if todo else {}
+    with tempfile.TemporaryDirectory(prefix="dshaudit-screened-") as folder:
+        printed = _Printed(folder, by_git.lines if by_git is not None else {},
+                           {(sha, path): name for s in screenable for (sha, path, _), name in zip(screenable[s], named[s])
+                            if (sha, path) in passed[s]})
 
-    with ThreadPoolExecutor(4) as pool:
-        return dict(zip(places, pool.map(lines, places)))
+        def lines(s: Search) -> dict[tuple[str, str], list[int]]:
+            kept = passed.get(s)
+            todo = [(sha, path) for sha, path, _ in places[s] if kept is None or (sha, path) in kept]
+            if kept is None:
+                return regrep(s, git_dir, todo) if todo else {}
+            copied = [place for place in todo if printed.has(place)]
+            found = printed.regrep(s, git_dir, copied)
+            rest = [place for place in todo if not printed.has(place)]
+            if rest:
+                found.update(regrep(s, git_dir, rest))
+            return found
+
+        with ThreadPoolExecutor(4) as pool:
+            return dict(zip(places, pool.map(lines, places)))
+
+
+class _Printed:
+    """The lines the screen printed of each file that passed it, written to a folder, one
+    file each, so that a search is grepped on them (`git grep --no-index`) instead of on
+    the whole files. A file whose printed lines hold a NUL is left out: alone in a short
+    file, one could make git take it for binary; it is grepped whole."""
+
+    def __init__(self, folder: str, lines: dict[str, list[tuple[int, bytes]]], names: dict[tuple[str, str], str]):
+        self.folder = folder
+        self._copies: dict[tuple[str, str], tuple[str, list[int]]] = {}
+        for i, (place, name) in enumerate(sorted(names.items())):
+            printed = lines.get(name)
+            if printed is None or any(b"\0" in text for _, text in printed):
+                continue
+            copy = str(i)
+            with open(os.path.join(folder, copy), "wb") as out:
+                out.write(b"".join(text + b"\n" for _, text in printed))
+            self._copies[place] = (copy, [number for number, _ in printed])
+
+    def has(self, place: tuple[str, str]) -> bool:
+        return place in self._copies
+
+    def regrep(self, search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
+        """`regrep` on the printed lines of these places, with their line numbers in the files."""
+        out: dict[tuple[str, str], list[int]] = {}
+        by_copy = {self._copies[place][0]: place for place in places}
+        args = _grep_args(search)
+        copies = sorted(by_copy)
+        for start in range(0, len(copies), _REGREP_FILES):
+            text = _git(git_dir, args[0], "--no-index", *args[1:], "--", *copies[start:start + _REGREP_FILES],
+                        no_match_ok=True, cwd=self.folder)
+            for record in text.split("\n"):
+                if record:
+                    copy, line, _text = record.split("\0", 2)
+                    place = by_copy[copy]
+                    out.setdefault(place, []).append(self._copies[place][1][int(line) - 1])
+        return out
 
 
 def _git_pathspecs(pathspecs: tuple[str, ...]) -> list[str]:
@@ -411,6 +464,7 @@ def fresh_paths(search: Search, changed: tuple[tuple[str | None, str | None], ..
 
 REGULAR_MODES = ("100644", "100755")  # git grep reads a tree's regular files only: no link, no submodule
 _REGREP_ARGS = 60_000  # characters of COMMIT:PATH arguments given to one git grep
+_REGREP_FILES = 2_000  # copies of screened lines (short names) given to one git grep
 
 
 def regrep(search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
@@ -579,7 +633,17 @@ _SCREEN_ARGS = 100_000  # characters of pathspecs given to one screening git gre
 _SCREEN_GROUP = 50  # files wanted alike below which a group shares a process with the other small ones
 
 
-def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | None) -> dict[Search, set[str]] | None:
+@dataclass
+class Screened:
+    """What `grep_screened` found: for each search, the names of its files that may hold a
+    match; and for each file, the lines git printed (number, text), which hold every line
+    a search that wants the file can match."""
+
+    passed: dict[Search, set[str]]
+    lines: dict[str, list[tuple[int, bytes]]]
+
+
+def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | None) -> Screened | None:
     """`screened`, with git reading the files: for each search, those of its paths
     at `commit` that may hold a match (with no commit, the paths are COMMIT:PATH
     names, as `regrep` gives them to git: files of many commits at once). `git grep -P` prints every line of these
@@ -633,7 +697,7 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | N
                     procs.append(subprocess.Popen([*args, *named], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                                   env=env))
                     batch, size = [], 0
-        lines: dict[str, list[bytes]] = {}
+        lines: dict[str, list[tuple[int, bytes]]] = {}
         prefix = commit.encode() + b":" if commit else b""
         for proc in procs:
             out, err = proc.communicate()
@@ -645,19 +709,19 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | N
                 raise RepoError(f"git grep failed: {err.decode(errors='replace').strip()[:300]}")
             for record in out.split(b"\n"):
                 if record:
-                    path, _line, text = record.split(b"\0", 2)
-                    lines.setdefault(path.removeprefix(prefix).decode("utf-8", "replace"), []).append(text)
+                    path, line, text = record.split(b"\0", 2)
+                    lines.setdefault(path.removeprefix(prefix).decode("utf-8", "replace"), []).append((int(line), text))
     finally:
         for proc in procs:
             if proc.returncode is None:
                 proc.kill()
                 proc.wait()
-    screens = {p: Screen(b"\n".join(texts)) for p, texts in lines.items()}
+    screens = {p: Screen(b"\n".join(text for _, text in printed)) for p, printed in lines.items()}
     passed: dict[Search, set[str]] = {s: set() for s in wanted}
     for s, ps in wanted.items():
         folds = "-i" in s.flags
         passed[s] = {p for p in ps if p in screens and may_match(words[s], folds, screens[p])}
-    return passed
+    return Screened(passed, lines)
 
 
 def _screen_pattern(words: dict[Search, tuple[bytes, ...] | None]) -> str:
@@ -739,9 +803,9 @@ def selector(pathspecs: tuple[str, ...]) -> Callable[[str], bool]:
     return lambda path: (include is None or include(path) is not None) and (exclude is None or not exclude(path))
 
 
-def _git(git_dir: str, *args: str, no_match_ok: bool = False) -> str:
+def _git(git_dir: str, *args: str, no_match_ok: bool = False, cwd: str | None = None) -> str:
     proc = subprocess.run(["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, *args],
-                          capture_output=True, check=False)
+                          capture_output=True, check=False, cwd=cwd)
     if proc.returncode == 1 and no_match_ok and not proc.stderr:
         return ""
     if proc.returncode != 0:
