@@ -549,6 +549,7 @@ class ClaimsWalk:
         self._known = set(registry())
         self._needles: dict[str, set[str]] = {}  # blob id -> the detector literals it holds
         self._latest: dict[str, Fact] = {}  # each fact as last measured
+        self._measured: list[str] = []  # the commits after FROM where facts were measured, in walk order
 
     def run(self) -> tuple[list[ClaimHistory], list[int], list[bool]]:
         """Each claim's history; and for each commit, how many claims it changed and whether it touched a fact."""
@@ -647,8 +648,12 @@ class ClaimsWalk:
             w = watches[i]
             if isinstance(w, SearchWatch):  # the changed files searched again, the rest kept
                 self._latest[i] = advance(w.spec, self._latest[i], tree, pin, w.changed_paths(step), w.found)
-        # Not derived from a pin: between the pins that would grep every file changed since one, at every commit.
-        book.many([i for i in touched if not isinstance(watches[i], SearchWatch)], pin, derive=False)
+        # Their searches derived from the commits measured before, the latest first (not from a pin:
+        # between the pins that would grep every file changed since one, at every commit).
+        facts = [i for i in touched if not isinstance(watches[i], SearchWatch)]
+        if facts:
+            book.many(facts, pin, derive_from=[*reversed(self._measured), self.from_pin.sha])
+            self._measured.append(pin.sha)
         changed = 0
         for ch in claims:
             if ch.fact_id in touched:

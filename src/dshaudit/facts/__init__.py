@@ -308,18 +308,22 @@ class FactBook:
         self._contexts.pop(pin.sha, None)
         self._facts = {k: v for k, v in self._facts.items() if k[1] != pin.sha}
 
+    def _context(self, pin: Pin) -> FactContext:
+        """The pin's context, the repository opened on first need."""
+        if self._repository is None:
+            self._repository = self._repository_factory()
+        if pin.sha not in self._contexts:
+            ctx = FactContext(self._repository.snapshot(pin.sha, pin.name), self.cache)
+            if self._pool is None:
+                self._pool = parallel.Pool(str(self._repository.repo.git_dir))
+            ctx.pool = self._pool
+            self._contexts[pin.sha] = ctx
+        return self._contexts[pin.sha]
+
     def get(self, fact_id: str, pin: Pin) -> Fact:
         key = (fact_id, pin.sha)
         if key not in self._facts:
-            if self._repository is None:
-                self._repository = self._repository_factory()
-            if pin.sha not in self._contexts:
-                ctx = FactContext(self._repository.snapshot(pin.sha, pin.name), self.cache)
-                if self._pool is None:
-                    self._pool = parallel.Pool(str(self._repository.repo.git_dir))
-                ctx.pool = self._pool
-                self._contexts[pin.sha] = ctx
-            ctx = self._contexts[pin.sha]
+            ctx = self._context(pin)
             if search.split(fact_id) is None:
                 self._facts[key] = measure_one(registry()[fact_id], ctx, pin)
             elif (parsed := search.parse(fact_id)).kind == "tree-docs":
@@ -335,15 +339,17 @@ class FactBook:
     def all(self, pin: Pin) -> list[Fact]:
         return self.many(sorted(registry()), pin)
 
-    def many(self, fact_ids: list[str], pin: Pin, derive: bool = True) -> list[Fact]:
+    def many(self, fact_ids: list[str], pin: Pin, derive_from: list[str] | None = None) -> list[Fact]:
         """Several facts at one pin, their per-file work done together. Their searches are
-        derived from a configured pin's cached matches where they can be (`derive`); a
-        walk over many commits, each far from every pin, greps them instead."""
+        derived from another commit's cached matches where they can be: those of
+        `derive_from` (the closest first), else the configured pins. A walk over many
+        commits, each far from every pin, passes the commits it measured at: then only
+        the files changed since the last of them are grepped again."""
         todo = sorted({i for i in fact_ids if (i, pin.sha) not in self._facts})
         if todo:
-            self.get(todo[0], pin)  # opens the repository and the pin's context
+            # Not one fact measured first to open the context: it would grep its searches whole.
+            ctx = self._context(pin)
             specs = registry()
-            ctx = self._contexts[pin.sha]
             searches = [i for i in todo if i not in specs and search.split(i) and search.parse(i).kind == "search"]
             detectors = [i for i in todo if i in specs and not _cached_fact(specs[i], ctx)]
             queries = list(dict.fromkeys([search.parse(i) for i in searches] + detector_searches(detectors)))
@@ -351,8 +357,9 @@ class FactBook:
                 # Derived from another pin's cached matches where there are some: only what differs
                 # is grepped; the rest grepped whole. That is git's work, done while the detectors parse here.
                 derived = None
-                if queries and derive and self._resolver is not None:
-                    bases = sorted({p.sha for p in self._resolver.config.pins.values()})
+                bases = derive_from if derive_from is not None else (
+                    sorted({p.sha for p in self._resolver.config.pins.values()}) if self._resolver is not None else [])
+                if queries and bases:
                     derived = background.submit(search.derive_many, queries, ctx.snapshot, bases)
                 searched = background.submit(run_searches, queries, ctx.snapshot)
                 prepare(ctx, detectors)
