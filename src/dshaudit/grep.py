@@ -3,10 +3,8 @@ than Python reads the few it needs. (Searches of lines are search.py's.)"""
 
 from __future__ import annotations
 
-
 import git
 from git.exc import GitCommandError
-
 
 
 class Grep:

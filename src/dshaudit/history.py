@@ -611,9 +611,9 @@ class ClaimsWalk:
         return bool(fact_id and search_split(fact_id) and parse(fact_id).kind == "tree-docs")
 
     def _regrep(self, watches: list[SearchWatch]) -> None:
-        """Each search's matches in the files the commits change, found before the walk:
-        each changed file is read once, in batches, to screen out those that cannot
-        match a search (search.may_match); git greps the rest, all commits of a search at once."""
+        """Each search's matches in the files the commits change, found before the walk
+        (`search.found_in`): git screens the changed files of all commits for the
+        searches' literals, then greps each search on what passed, all commits at once."""
         from .search import found_in
 
         found = found_in({w.spec: w.places(self.steps) for w in watches}, str(self.repository().repo.git_dir),

@@ -29,7 +29,7 @@ import os
 import re
 import subprocess
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -200,12 +200,17 @@ def escape_ere(text: str) -> str:
 def extended(search: Search) -> str:
     """The search's pattern as an extended regular expression (`git log -G` reads one)."""
     assert search.pattern is not None
-    # A basic regex without its special characters is a fixed string.
-    if "-F" in search.flags or ("-E" not in search.flags and not _BRE_META & set(search.pattern)):
+    if "-F" in search.flags or ("-E" not in search.flags and plain(search.pattern)):
         return escape_ere(search.pattern)
     if "-E" in search.flags:
         return search.pattern
     raise ValueError(f"{search.text}: a basic regular expression has no extended form here")
+
+
+def plain(text: str) -> bool:
+    """Whether `text`, read as a basic regex, matches itself and nothing else: it holds
+    none of a basic regex's special characters."""
+    return not _BRE_META & set(text)
 
 
 def measure(search: Search, snapshot: Snapshot, pin: Pin) -> Fact:
@@ -309,12 +314,9 @@ def found_in(places: dict[Search, list[tuple[str, str, str]]], git_dir: str,
             todo = [(sha, path) for sha, path, _ in places[s] if kept is None or (sha, path) in kept]
             if kept is None:
                 return regrep(s, git_dir, todo) if todo else {}
-            copied = [place for place in todo if printed.has(place)]
-            found = printed.regrep(s, git_dir, copied)
+            found = printed.regrep(s, git_dir, [place for place in todo if printed.has(place)])
             rest = [place for place in todo if not printed.has(place)]
-            if rest:
-                found.update(regrep(s, git_dir, rest))
-            return found
+            return {**found, **regrep(s, git_dir, rest)} if rest else found
 
         with ThreadPoolExecutor(4) as pool:
             return dict(zip(places, pool.map(lines, places)))
@@ -345,16 +347,10 @@ class _Printed:
         """`regrep` on the printed lines of these places, with their line numbers in the files."""
         out: dict[tuple[str, str], list[int]] = {}
         by_copy = {self._copies[place][0]: place for place in places}
-        args = _grep_args(search)
-        copies = sorted(by_copy)
-        for start in range(0, len(copies), _REGREP_FILES):
-            text = _git(git_dir, args[0], "--no-index", *args[1:], "--", *copies[start:start + _REGREP_FILES],
-                        no_match_ok=True, cwd=self.folder)
-            for record in text.split("\n"):
-                if record:
-                    copy, line, _text = record.split("\0", 2)
-                    place = by_copy[copy]
-                    out.setdefault(place, []).append(self._copies[place][1][int(line) - 1])
+        command, *options = _grep_args(search)
+        for copy, line in _grep_lines(git_dir, [command, "--no-index", *options], sorted(by_copy), cwd=self.folder):
+            place = by_copy[copy]
+            out.setdefault(place, []).append(self._copies[place][1][line - 1])
         return out
 
 
@@ -463,8 +459,7 @@ def fresh_paths(search: Search, changed: tuple[tuple[str | None, str | None], ..
 
 
 REGULAR_MODES = ("100644", "100755")  # git grep reads a tree's regular files only: no link, no submodule
-_REGREP_ARGS = 60_000  # characters of COMMIT:PATH arguments given to one git grep
-_REGREP_FILES = 2_000  # copies of screened lines (short names) given to one git grep
+_REGREP_ARGS = 60_000  # characters of file names given to one git grep
 
 
 def regrep(search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
@@ -473,23 +468,29 @@ def regrep(search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[
     the path's attributes, as it does in a grep of the commit's tree. `places` must be
     regular files (REGULAR_MODES) the pathspecs select; the pathspecs are not applied here."""
     out: dict[tuple[str, str], list[int]] = {}
-    todo = sorted(set(places))
-    args = _grep_args(search)
+    for name, line in _grep_lines(git_dir, _grep_args(search), [f"{sha}:{path}" for sha, path in sorted(set(places))]):
+        sha, path = name.split(":", 1)
+        out.setdefault((sha, path), []).append(line)
+    return out
+
+
+def _grep_lines(git_dir: str, args: list[str], names: list[str], cwd: str | None = None) -> Iterator[tuple[str, int]]:
+    """(file name, line number) of each line `git grep ARGS` matches in these files (COMMIT:PATH
+    names, given as revisions; or files in `cwd`, given after `--`, which no name of a
+    revision can be taken for), a few processes' worth of names at a time."""
     start = 0
-    while start < len(todo):
+    while start < len(names):
         end, size = start, 0
-        while end < len(todo) and (end == start or size < _REGREP_ARGS):
-            size += len(todo[end][0]) + len(todo[end][1]) + 2
+        while end < len(names) and (end == start or size < _REGREP_ARGS):
+            size += len(names[end]) + 1
             end += 1
-        names = [f"{sha}:{path}" for sha, path in todo[start:end]]
-        text = _git(git_dir, *args, *names, "--", no_match_ok=True)
+        named = [*names[start:end], "--"] if cwd is None else ["--", *names[start:end]]
+        text = _git(git_dir, *args, *named, no_match_ok=True, cwd=cwd)
         for record in text.split("\n"):
             if record:
                 name, line, _text = record.split("\0", 2)
-                sha, path = name.split(":", 1)
-                out.setdefault((sha, path), []).append(int(line))
+                yield name, int(line)
         start = end
-    return out
 
 
 _ERE_META = set(".[]()*+?{}^$\\|")

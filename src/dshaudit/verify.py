@@ -7,8 +7,8 @@ decides its status: path, then range, then symbol anchor, then content anchor.
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import accumulate
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from pathlib import PurePosixPath
 
 from typing import TYPE_CHECKING, Callable, Iterable, TypeVar

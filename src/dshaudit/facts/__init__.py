@@ -354,7 +354,7 @@ class FactBook:
             detectors = [i for i in todo if i in specs and not _cached_fact(specs[i], ctx)]
             queries = list(dict.fromkeys([search.parse(i) for i in searches] + detector_searches(detectors)))
             with ThreadPoolExecutor(1) as background:
-                # Derived from another pin's cached matches where there are some: only what differs
+                # Derived from another commit's cached matches where there are some: only what differs
                 # is grepped; the rest grepped whole. That is git's work, done while the detectors parse here.
                 derived = None
                 bases = derive_from if derive_from is not None else (

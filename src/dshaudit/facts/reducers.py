@@ -51,7 +51,6 @@ Partial = dict[str, Any]
 Partials = list[tuple[str, Partial]]
 # A place as partials keep it: [path, first line, last line].
 Place = list[str | int]
-# Arguments of Grep.start and Grep.lines: an extended regex, -w, -i, pathspecs to search within.
 
 PerFile = Callable[["DetectorSpec", str, list[Match]], Partial]
 Combine = Callable[["DetectorSpec", FactContext, Partials], Measurement]
@@ -623,7 +622,7 @@ SEARCHES["markers"] = _marker_searches
 def _absent_searches(spec: DetectorSpec) -> list[Search]:
     # A string with no character a basic regex reads otherwise is written as a finding
     # writes it (`search(-i 'ollama')`): the same search, grepped and cached once.
-    return [search.of(("-i",) if not set(s) & set(".[]*^$\\") else ("-i", "-F"), s, narrowing_pathspecs(spec.paths))
+    return [search.of(("-i",) if search.plain(s) else ("-i", "-F"), s, narrowing_pathspecs(spec.paths))
             for s in spec.params["strings"]]
 
 
