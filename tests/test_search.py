@@ -245,9 +245,29 @@ def test_compiled_pathspecs_select_as_fnmatch_does(path, specs):
 
 
 @given(st.lists(st.binary(min_size=1, max_size=3), min_size=1, max_size=8), st.binary(max_size=12))
-def test_byte_alternatives_find_where_one_of_the_byte_strings_is(sequences, data):
-    found = re.compile(search._byte_alternatives(tuple(sequences)).encode()).search(data) is not None
+def test_a_trie_of_byte_strings_finds_where_one_of_them_is(sequences, data):
+    found = re.compile(search.alternation(sequences, lambda b: f"\\x{b:02x}").encode()).search(data) is not None
     assert found == any(s in data for s in sequences)
+
+
+@given(st.lists(st.text(alphabet="ab_-/\u00e9", min_size=1, max_size=4), min_size=1, max_size=8),
+       st.text(alphabet="ab_-/ A\u00e9", max_size=24))
+def test_a_trie_of_words_matches_what_the_longest_first_alternation_matches(words, text):
+    # The names pass wraps the words in whole-word tests: where a longer word is no whole
+    # word, a shorter one at the same place must be tried next, as longest first does.
+    def whole(pattern: str) -> re.Pattern[str]:
+        return re.compile(rf"(?<![A-Za-z0-9_])(?:{pattern})(?![A-Za-z0-9_])")
+
+    longest_first = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+    trie = search.alternation(words, re.escape)
+    assert [m.group() for m in whole(trie).finditer(text)] == [m.group() for m in whole(longest_first).finditer(text)]
+
+
+def test_a_trie_shares_beginnings_and_brackets_only_single_bytes():
+    assert search.alternation(["start", "snapshot", "seq", "op", "opts"], re.escape) == "(?:op(?:ts)?|s(?:eq|napshot|tart))"
+    assert search.alternation(["ab", "ac"], re.escape) == "a[bc]"
+    # git greps these as bytes (the C locale): a bracket of two-byte characters would match one byte.
+    assert search.alternation(["x\u00e9", "x\u00e8"], re.escape) == "x(?:\u00e8|\u00e9)"
 
 
 def test_the_folding_characters_regex_is_the_list_of_them():

@@ -63,7 +63,7 @@ from typing import IO, TYPE_CHECKING, Callable, Iterable
 
 from . import cache
 from .errors import RepoError
-from .search import escape_ere
+from .search import alternation, escape_ere
 
 if TYPE_CHECKING:
     from .snapshot import Snapshot
@@ -369,11 +369,14 @@ class NameIndex:
             group, with_claims = names[i:i + CHUNK], claims if i == 0 else []
             if not group and not with_claims:
                 continue
-            # A claim in any case is (?i:...): PCRE looks for a caseless word faster than for [aA][bB]...
-            alternatives = sorted([(n, re.escape(n)) for n in group]
-                                  + [(t, f"(?i:{t})" if any_case(t) else t) for t in with_claims],
-                                  key=lambda a: len(a[0]), reverse=True)
-            pattern = "(?<![A-Za-z0-9_])(?:" + "|".join(a for _, a in alternatives) + ")(?![A-Za-z0-9_])"
+            # The names and exact claims as a trie (`alternation`): PCRE tries far fewer
+            # branches at each place than with one alternative a name. A claim in any case
+            # is (?i:...), after them: PCRE looks for a caseless word faster than for
+            # [aA][bB]..., and a name before it that matches where it does is the same
+            # word or a longer one, which is what longest first would pick too.
+            exact = alternation([*group, *(t for t in with_claims if not any_case(t))], re.escape)
+            folded = [f"(?i:{t})" for t in sorted((t for t in with_claims if any_case(t)), key=len, reverse=True)]
+            pattern = "(?<![A-Za-z0-9_])(?:" + "|".join([exact, *folded] if exact else folded) + ")(?![A-Za-z0-9_])"
             args = ["-c", "core.quotePath=false", "grep", "-o", *(["-n"] if with_claims else []), "--heading",
                     "--break", "-I", "-P", "-e", pattern]
             search.runs += [(group, with_claims, run, True)

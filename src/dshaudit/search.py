@@ -29,10 +29,10 @@ import os
 import re
 import subprocess
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from . import cache
 from .errors import RepoError
@@ -737,21 +737,38 @@ def _screen_pattern(words: dict[Search, tuple[bytes, ...] | None]) -> str:
     return "|".join(alternatives)
 
 
-def _byte_alternatives(sequences: tuple[bytes, ...]) -> str:
-    """A Perl regex, bytes written \\xHH, for any of these byte strings. Those that differ
-    in their last byte only share a bracket: fewer alternatives for git to try at each
-    byte (`\\xc4[\\xb0\\xb1]`, not `\\xc4\\xb0|\\xc4\\xb1`)."""
-    by_head: dict[bytes, list[int]] = {}
-    for sequence in sequences:
-        by_head.setdefault(sequence[:-1], []).append(sequence[-1])
-    out = []
-    for head, lasts in sorted(by_head.items()):
-        last = "".join(f"\\x{b:02x}" for b in sorted(set(lasts)))
-        out.append("".join(f"\\x{b:02x}" for b in head) + (last if len(set(lasts)) == 1 else f"[{last}]"))
-    return "|".join(out)
+_Atom = TypeVar("_Atom", str, int)  # a character of a name, or a byte
 
 
-_FOLDING_PERL = _byte_alternatives(_FOLDING)
+def alternation(words: Iterable[Sequence[_Atom]], atom: Callable[[_Atom], str]) -> str:
+    """A Perl regex for any of `words` (sequences of characters, or of bytes), each
+    element written by `atom`, as a trie: words that begin alike share their
+    beginning (`s(?:napshot|tart)`), so at each place the regex engine follows
+    one branch rather than trying every word; last elements that are one byte
+    share a bracket (`\\xc4[\\xb0\\xb1]`). Where one word begins another, the
+    longer is tried first (a greedy `?`), as in an alternation sorted longest
+    first; words that match at one place are all on one branch, so the first
+    that lets the rest of a pattern match is the one that alternation picks."""
+
+    def node(rests: set[tuple[_Atom, ...]]) -> str:
+        by_head: dict[_Atom, set[tuple[_Atom, ...]]] = {}
+        for rest in rests:
+            if rest:
+                by_head.setdefault(rest[0], set()).add(rest[1:])
+        # A last element that is one byte (a character below 128, or any byte) can share a bracket.
+        ends = sorted(h for h, after in by_head.items() if after == {()} and (not isinstance(h, str) or h.isascii()))
+        branches = [atom(h) + node(after) for h, after in sorted(by_head.items()) if h not in ends]
+        if ends:
+            branches.append(atom(ends[0]) if len(ends) == 1 else "[" + "".join(atom(h) for h in ends) + "]")
+        optional = () in rests
+        if len(branches) == 1 and not optional:
+            return branches[0]
+        return "(?:" + "|".join(branches) + ")" + ("?" if optional else "") if branches else ""
+
+    return node({tuple(w) for w in words})
+
+
+_FOLDING_PERL = alternation(_FOLDING, lambda b: f"\\x{b:02x}")
 
 
 def select(paths: list[str], pathspecs: tuple[str, ...]) -> list[str]:
