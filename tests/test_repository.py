@@ -141,3 +141,21 @@ def test_unknown_pin_option_is_exit_2(workspace):
     run = run_cli("check", "--pin", "--upload-pack=touch /tmp/x")
     assert run.exit_code == 2
     assert run.stderr.startswith("dshaudit: --pin: pin '--upload-pack=touch /tmp/x' is not in dshaudit.toml")
+
+
+def test_a_twin_starts_with_the_trees_listed_and_reads_through_its_own_handle(fixture_repo):
+    from dshaudit.repository import DshRepository
+
+    here = DshRepository(fixture_repo.bare, "fixture")
+    sha = fixture_repo.shas["v2"]
+    snapshot = here.snapshot(sha)
+    listed = snapshot.index()
+    twin = here.twin()
+    # The twin does not list the tree again (a forked check process does not pay for it twice) ...
+    again = twin.snapshot(sha)
+    assert again.index() is listed and again.paths() == snapshot.paths()
+    # ... and reads blobs through its own git process, not the original's.
+    assert again.repository is twin
+    path = again.paths()[0]
+    assert again.read(again.blob_ids()[path]) == snapshot.read(snapshot.blob_ids()[path])
+    assert twin.snapshot(fixture_repo.shas["v1"]).index() is not None  # a tree not listed before is listed as usual

@@ -70,10 +70,13 @@ class DshRepository:
             )
 
     def twin(self) -> "DshRepository":
-        """Another handle on the same clone, for a thread of its own: a git.Repo
-        reads objects through one `git cat-file` process, which two threads must
-        not share."""
-        return DshRepository(self.git_dir, self.origin, self.cached)
+        """Another handle on the same clone, for a thread or a forked process of its
+        own: a git.Repo reads objects through one `git cat-file` process, which two
+        threads must not share. The trees listed so far come along (a tree never
+        changes), so the twin does not list them again."""
+        other = DshRepository(self.git_dir, self.origin, self.cached)
+        other._snapshots = {sha: snap.moved_to(other) for sha, snap in self._snapshots.items()}
+        return other
 
     # -- opening -----------------------------------------------------------------
 

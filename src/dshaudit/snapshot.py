@@ -63,6 +63,14 @@ class Snapshot:
             self._index = index
         return self._index
 
+    def moved_to(self, repository: DshRepository) -> "Snapshot":
+        """The same tree, read through another handle on the clone: its listing, and
+        what was worked out from it, shared (none of it changes once made)."""
+        other = Snapshot(repository, self.sha)
+        other._index, other._paths, other._blob_ids = self._index, self._paths, self._blob_ids
+        other._by_basename, other._below = self._by_basename, self._below
+        return other
+
     def derive(self, sha: str, removed: list[str], added: list[tuple[str, str, str]]) -> "Snapshot":
         """The tree of commit `sha`, when what changes from this tree to it is
         known (`git log --raw` gives it for every commit at once): this listing

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from .diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
-from .errors import InputError, RepoError
+from .errors import DshauditError, InputError, RepoError
 from .findings import MARKDOWN_ENDINGS, FindingsFile
 from .model import (Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, Pin, SourceLocation, Status, Verdict,
                     format_lines)
@@ -376,7 +376,9 @@ def check(
                              f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
     # Claims are measured in a process of their own (else a thread), mostly waiting on
     # git; the names and quoted code are looked up in another, when forking is safe;
-    # citations are checked here meanwhile.
+    # citations are checked here meanwhile. The trees they all read are listed here
+    # first, once: the other processes start with the listings (DshRepository.twin).
+    _list_trees(files, resolver, repository, pin_override)
     claimed = _start_claims(files, resolver, repository, pin_override, book) if claims else lambda: []
     try:
         work = _reference_work(files, resolver, pin_override) if references else []
@@ -399,6 +401,19 @@ def check(
         _wait_quietly(claimed)
         raise
     return CheckResult(tuple(verdicts), tuple(claimed()), tuple(looked_up))
+
+
+def _list_trees(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
+                pin_override: str | None) -> None:
+    """The tree of each pin the documents are checked at, listed (`Snapshot.index`): the
+    citations read it here in any case. A pin the clone lacks is reported where the
+    citations meet it; with no pin at all, the clone is not opened."""
+    refs = {pin_override} if pin_override else {f.pin for f in files if f.pin}
+    try:
+        for pin in sorted({p for ref in refs if ref and (p := resolver.resolve(ref)) is not None}, key=lambda p: p.sha):
+            repository().snapshot(pin.sha, pin.name).index()
+    except DshauditError:
+        pass
 
 
 def _wait_quietly(waiting: Callable[[], object]) -> None:
