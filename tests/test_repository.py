@@ -159,3 +159,13 @@ def test_a_twin_starts_with_the_trees_listed_and_reads_through_its_own_handle(fi
     path = again.paths()[0]
     assert again.read(again.blob_ids()[path]) == snapshot.read(snapshot.blob_ids()[path])
     assert twin.snapshot(fixture_repo.shas["v1"]).index() is not None  # a tree not listed before is listed as usual
+
+
+def test_findings_with_a_pin_and_nothing_to_look_up_open_no_clone(workspace, monkeypatch):
+    from dshaudit.repository import DshRepository
+
+    monkeypatch.delenv("DSH_REPO", raising=False)
+    monkeypatch.setattr(DshRepository, "open", classmethod(lambda cls, *a: pytest.fail("the clone was opened")))
+    write_findings(workspace, "No citations here, and no code named.\n")
+    run = run_cli("check", "--pin", "v1")
+    assert run.exit_code == 0, run.stderr

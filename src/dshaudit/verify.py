@@ -376,13 +376,20 @@ def check(
                              f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
     # Claims are measured in a process of their own (else a thread), mostly waiting on
     # git; the names and quoted code are looked up in another, when forking is safe;
-    # citations are checked here meanwhile. The trees they all read are listed here
-    # first, once: the other processes start with the listings (DshRepository.twin).
-    _list_trees(files, resolver, repository, pin_override)
-    claimed = _start_claims(files, resolver, repository, pin_override, book) if claims else lambda: []
+    # citations are checked here meanwhile. The trees they all read are listed before
+    # the first of those starts, once: the others begin with the listings (DshRepository.twin).
+    listed: list[DshRepository] = []
+
+    def opened() -> DshRepository:
+        if not listed:
+            listed.append(repository())
+            _list_trees(files, resolver, listed[0], pin_override)
+        return listed[0]
+
+    claimed = _start_claims(files, resolver, opened, pin_override, book) if claims else lambda: []
     try:
         work = _reference_work(files, resolver, pin_override) if references else []
-        looked = (_in_a_process(repository(), lambda twin: _look_up_references(work, resolver, lambda: twin),
+        looked = (_in_a_process(opened(), lambda twin: _look_up_references(work, resolver, lambda: twin),
                                 lambda: _look_up_references(work, resolver, repository))
                   if work and book is None and verifier is None else None)
         if work and looked is None:
@@ -403,15 +410,15 @@ def check(
     return CheckResult(tuple(verdicts), tuple(claimed()), tuple(looked_up))
 
 
-def _list_trees(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
+def _list_trees(files: list[FindingsFile], resolver: PinResolver, repository: DshRepository,
                 pin_override: str | None) -> None:
-    """The tree of each pin the documents are checked at, listed (`Snapshot.index`): the
-    citations read it here in any case. A pin the clone lacks is reported where the
-    citations meet it; with no pin at all, the clone is not opened."""
+    """The tree of each pin the documents are checked at, listed (`Snapshot.index`, once
+    per run): the citations read it here in any case. A pin the clone lacks is reported
+    where the citations meet it."""
     refs = {pin_override} if pin_override else {f.pin for f in files if f.pin}
     try:
         for pin in sorted({p for ref in refs if ref and (p := resolver.resolve(ref)) is not None}, key=lambda p: p.sha):
-            repository().snapshot(pin.sha, pin.name).index()
+            repository.snapshot(pin.sha, pin.name).index()
     except DshauditError:
         pass
 
