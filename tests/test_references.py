@@ -295,6 +295,20 @@ def test_absence_claims_are_verified(snap, regexes):
                                         "packages/core/agent/package.json:2, packages/core/agent/src/index.ts (path)")
 
 
+@pytest.mark.parametrize("text", ["agent", "packages", "core", "ts", "nowhere"])
+@pytest.mark.parametrize("limit", [0, 1, 3, 50])
+def test_the_paths_that_refute_an_absence_claim_are_the_first_of_all_that_hold_it(snap, text, limit):
+    """The search over the paths stops once it has `limit` of them: the same paths, in
+    the same order, as every path that holds the word, cut there (joined, or one by one)."""
+    import re
+
+    index = nameindex.index_for(snap)
+    word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", re.IGNORECASE)
+    every = [p for p in snap.paths() if word.search(p)]
+    assert index._paths_holding(word, False, limit) == every[:limit]
+    assert index._paths_holding(word, True, limit) == every[:limit]
+
+
 def test_an_absence_claim_with_no_capital_is_found_in_any_case(snap, regexes):
     """`loader` is refuted by `Loader` on line 3 as by `loader` on line 4: the pass
     looks for it in any case, not only for the case the claim is written in."""

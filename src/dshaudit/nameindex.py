@@ -57,7 +57,7 @@ import time
 from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, islice
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Callable, Iterable
 
@@ -650,23 +650,28 @@ class NameIndex:
         """Paths that hold the text first, then the first lines, up to `limit` places in all."""
         fold = any_case(text)
         word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", re.IGNORECASE if fold else 0)
-        places: list[tuple[str, int]] = [(p, 0) for p in self._paths_holding(word, "\0" in text)[:limit]]
+        places: list[tuple[str, int]] = [(p, 0) for p in self._paths_holding(word, "\0" in text, limit)]
         places += lines[:limit - len(places)]
         places.sort()
         self._absences().put(f"{self.sha} {limit} {text}", [list(p) for p in places])
         return places
 
-    def _paths_holding(self, word: re.Pattern[str], slow: bool) -> list[str]:
-        """The paths (of files, links and submodules) `word` is found in: one search over
-        them all, joined with NULs (no path holds one, and it is no word character)."""
+    def _paths_holding(self, word: re.Pattern[str], slow: bool, limit: int) -> list[str]:
+        """The first `limit` paths (of files, links and submodules) `word` is found in: one
+        search over them all, joined with NULs (no path holds one, and it is no word
+        character), stopped once they are found (a common word is in thousands)."""
         paths = self.snapshot.paths()
         if slow:
-            return [p for p in paths if word.search(p)]
+            return list(islice((p for p in paths if word.search(p)), limit))
         if self._joined is None:
             self._joined = "\0".join(paths)
             self._starts = list(accumulate((len(p) + 1 for p in paths[:-1]), initial=0))
-        held = (paths[bisect_right(self._starts, m.start()) - 1] for m in word.finditer(self._joined))
-        return list(dict.fromkeys(held))
+        held: dict[str, None] = {}
+        for m in word.finditer(self._joined):
+            if len(held) == limit:
+                break
+            held[paths[bisect_right(self._starts, m.start()) - 1]] = None
+        return list(held)
 
     def occurrences(self, text: str, limit: int = ABSENCE_PLACES) -> list[tuple[str, int]]:
         """The first places `text` occurs as a whole word: (path, line) in file
