@@ -327,6 +327,68 @@ def test_claims_and_references_checked_in_other_processes_give_what_one_process_
     assert any(r["text"] == "AgentLoop" for r in report["references"]), "the names were looked up"
 
 
+def test_claims_and_names_started_before_the_citations_are_read_give_what_a_later_start_gives(facts_workspace,
+                                                                                              monkeypatch):
+    """check starts the claims and the names from the findings read without their citations
+    (verify.start_ahead), before reading them whole: its answers are taken, and they are
+    what the processes started by check itself give."""
+    from dshaudit import verify
+
+    write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`; `AgentLoop` runs it.\n")
+    monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
+    served = []
+    real_serves = verify.Ahead.serves
+    monkeypatch.setattr(verify.Ahead, "serves", lambda self, *a: served.append(real_serves(self, *a)) or served[-1])
+    started_in_check = []
+    for step in ("_start_claims", "_reference_work"):
+        original = getattr(verify, step)
+
+        def recording(*args, _step=step, _original=original, **kwargs):
+            started_in_check.append(_step)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(verify, step, recording)
+    early = outputs(("check", "--format", "json"), ("check", "--pin", "v4", "--format", "json"))
+    assert served == [True, True], "check took the answers started ahead"
+    assert started_in_check == ["_reference_work", "_reference_work"], "only start_ahead read the names"
+    monkeypatch.setenv("DSHAUDIT_NO_CACHE", "1")
+    monkeypatch.setattr(verify, "start_ahead", lambda *a: None)
+    late = outputs(("check", "--format", "json"), ("check", "--pin", "v4", "--format", "json"))
+    assert early == late
+    report = json.loads(early[0])
+    assert report["summary"]["claims"]["confirmed"] == 3
+    assert any(r["text"] == "AgentLoop" for r in report["references"])
+
+
+def test_a_finding_edited_between_the_two_readings_is_checked_as_read_whole(facts_workspace, monkeypatch):
+    """What was started ahead from the first reading is stopped, and not used, when the
+    documents read whole say otherwise (here a claim and a name changed meanwhile)."""
+    from dshaudit import commands, verify
+
+    path = write_findings(facts_workspace, CLAIMS + "`AgentLoop` runs it.\n")
+    edited = CLAIMS.replace(">= 1", ">= 99") + "`NoSuchLoopAnywhere` runs it.\n"
+    monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
+    stopped = []
+    real_stop = verify.Ahead.stop
+    monkeypatch.setattr(verify.Ahead, "stop", lambda self: stopped.append(self) or real_stop(self))
+    documents = commands.Session.documents
+
+    def edit_then_read(self, *args):
+        path.write_text(path.read_text().replace(CLAIMS + "`AgentLoop` runs it.\n", edited))
+        return documents(self, *args)
+
+    monkeypatch.setattr(commands.Session, "documents", edit_then_read)
+    first = run_cli("check", "--format", "json")
+    assert stopped, "the work started ahead was stopped"
+    monkeypatch.setattr(commands.Session, "documents", documents)
+    monkeypatch.setenv("DSHAUDIT_NO_CACHE", "1")
+    again = run_cli("check", "--format", "json")
+    assert first.stdout == again.stdout and first.exit_code == again.exit_code == 1
+    report = json.loads(first.stdout)
+    assert report["summary"]["claims"]["confirmed"] == 2
+    assert any(r["text"] == "NoSuchLoopAnywhere" for r in report["references"])
+
+
 @pytest.mark.parametrize("step", ["_check_claims", "_check_references"])
 def test_ctrl_c_in_a_forked_process_stops_the_check_without_doing_its_work_again(facts_workspace, monkeypatch,
                                                                                 step):

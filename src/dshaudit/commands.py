@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .diagnostics import Outcome
-from .errors import InputError
+from .errors import DshauditError, InputError
 from .findings import FindingsFile, collect_markdown, load_findings_file
 from .model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
 from .pins import PinResolver
@@ -40,6 +40,10 @@ class LazyRepository:
         makes it, with a progress report, before it is first needed)."""
         return self._opened is not None
 
+    def at_hand(self) -> bool:
+        """Whether opening the clone makes no clone (it is open, or found on disk)."""
+        return self._opened is not None or DshRepository.at_hand(self.spec, self.upstream_url)
+
     def __call__(self) -> DshRepository:
         if self._opened is None:
             self._opened = DshRepository.open(self.spec, self.upstream_url)
@@ -63,6 +67,17 @@ class Session:
     def findings(self, paths: tuple[Path, ...]) -> list[FindingsFile]:
         web = self.config.web_url
         return [load_findings_file(p, web) for p in collect_markdown(list(self.default_paths(paths)))]
+
+    def read_early(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...]) -> list[FindingsFile]:
+        """The findings of PATHS read without their citations (text, pin and claims), when
+        the clone is at hand and there are no tree documents; else nothing. What cannot be
+        read is left for `documents` to report."""
+        if tree_docs or not self.repository.at_hand():
+            return []
+        try:
+            return [load_findings_file(p, citations=False) for p in collect_markdown(list(self.default_paths(paths)))]
+        except DshauditError:
+            return []
 
     def documents(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...]) -> list[FindingsFile]:
         """The findings files of PATHS (default findings/, unless only tree documents are asked for),
@@ -92,10 +107,18 @@ class Session:
 def check(session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool,
           tree_docs: tuple[str, ...] = ()) -> Outcome:
     from .verify import check as run_check
-    from .verify import check_outcome, coverage
+    from .verify import check_outcome, coverage, start_ahead
 
-    files = session.documents(paths, tree_docs)
-    result = run_check(files, session.pins, session.repository, pin)
+    # The claims and names are looked up from the start, in other processes, from the findings
+    # read without their citations, while their citations are read here (verify.Ahead).
+    early = session.read_early(paths, tree_docs)
+    ahead = start_ahead(early, session.pins, session.repository, pin) if early else None
+    try:
+        files = session.documents(paths, tree_docs)
+        result = run_check(files, session.pins, session.repository, pin, ahead=ahead)
+    finally:
+        if ahead is not None:
+            ahead.stop()
     unchecked = coverage(files, result, tuple(str(p) for p in paths))
     return check_outcome(result, session.config.web_url, strict, coverage=unchecked)
 

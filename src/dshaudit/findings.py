@@ -512,8 +512,9 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
-    """A findings file, parsed; with `web_url` (DSH's web address), permalinks into it are citations."""
+def load_findings_file(path: Path, web_url: str | None = None, citations: bool = True) -> FindingsFile:
+    """A findings file, parsed; with `web_url` (DSH's web address), permalinks into it
+    are citations; `citations=False` reads its claims and pin only (no citations)."""
     shown = display_path(path)
     try:
         if path.is_symlink() and not path.resolve().is_relative_to(Path.cwd().resolve()):
@@ -527,10 +528,11 @@ def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
     except UnicodeDecodeError as exc:
         line = len(re.split(rb"\r\n|\r|\n", data[: exc.start].removeprefix(b"\xef\xbb\xbf")))
         raise InputError(f"not UTF-8 (byte 0x{data[exc.start]:02x}); findings must be UTF-8", file=shown, line=line) from None
-    return parse_findings(text, shown, web_url, read)
+    return parse_findings(text, shown, web_url, read, citations)
 
 
-def parse_findings(text: str, shown: str, web_url: str | None = None, read: ReadFile | None = None) -> FindingsFile:
+def parse_findings(text: str, shown: str, web_url: str | None = None, read: ReadFile | None = None,
+                   citations: bool = True) -> FindingsFile:
     """A findings file from its text: read from disk by `load_findings_file` (`read`
     is the file as read, for a writer to check), or an editor's buffer (the
     language server); `shown` names it in messages."""
@@ -551,7 +553,7 @@ def parse_findings(text: str, shown: str, web_url: str | None = None, read: Read
     return FindingsFile(
         path=shown,
         front_matter=front.data,
-        citations=tuple(citations_in_markdown(text, shown, skip, web_url)),
+        citations=tuple(citations_in_markdown(text, shown, skip, web_url)) if citations else (),
         pin=pin,
         claims=tuple(claims_in_markdown(text, shown, skip)),
         digest=read.digest if read is not None else "",

@@ -43,6 +43,13 @@ def user_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("dshaudit"))
 
 
+def _cached_clone_path(url: str) -> Path:
+    """Where our own clone of `url` lives in the user cache directory."""
+    digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+    name = re.sub(r"[^\w.-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).removesuffix(".git")
+    return user_cache_dir() / "repos" / f"{name}-{digest}.git"
+
+
 def _is_url(spec: str) -> bool:
     return "://" in spec or spec.startswith("git@") or "::" in spec
 
@@ -92,13 +99,19 @@ class DshRepository:
             return cls(git_dir, spec)
         return cls.cached_clone(spec or upstream_url)
 
+    @staticmethod
+    def at_hand(spec: str | None, upstream_url: str) -> bool:
+        """Whether `open` would find a clone without making one."""
+        spec = spec or os.environ.get("DSH_REPO") or None
+        if spec and not _is_url(spec):
+            return Path(spec).expanduser().exists()
+        return (_cached_clone_path(spec or upstream_url) / "objects").is_dir()
+
     @classmethod
     def cached_clone(cls, url: str) -> "DshRepository":
         if not ALLOWED_URL_RE.match(url):
             raise InputError(f"{url}: refusing to clone from this URL (allowed: https, http, ssh, git, file)")
-        digest = hashlib.sha256(url.encode()).hexdigest()[:12]
-        name = re.sub(r"[^\w.-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).removesuffix(".git")
-        target = user_cache_dir() / "repos" / f"{name}-{digest}.git"
+        target = _cached_clone_path(url)
         if not (target / "objects").is_dir():
             target.parent.mkdir(parents=True, exist_ok=True)
             ui.note(f"cloning {url} into {target} (first use; later runs reuse it)")

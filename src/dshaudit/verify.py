@@ -11,13 +11,13 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from pathlib import PurePosixPath
 
-from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Callable, Generic, Iterable, TypeVar
 
 from .diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
 from .errors import DshauditError, InputError, RepoError
 from .findings import MARKDOWN_ENDINGS, FindingsFile
-from .model import (Citation, CheckResult, ClaimStatus, ClaimVerdict, LineRange, Pin, SourceLocation, Status, Verdict,
-                    format_lines)
+from .model import (Citation, CheckResult, Claim, ClaimStatus, ClaimVerdict, LineRange, Pin, SourceLocation, Status,
+                    Verdict, format_lines)
 from .pins import PinResolver
 from .repository import DshRepository
 from .snapshot import Snapshot
@@ -29,6 +29,7 @@ _T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
     from .facts import FactBook
     from .names import Name
@@ -356,13 +357,15 @@ def check(
     references: bool = True,
     verifier: Verifier | None = None,
     book: "FactBook | None" = None,
+    ahead: "Ahead | None" = None,
 ) -> CheckResult:
     """Verify every citation and evaluate every claim of every file. The
     repository is opened only when something needs it, so findings with only
     malformed citations need no clone. `citations=False` evaluates claims only,
     `claims=False` citations only. A caller that checks again and again (the
     language server) passes its own `verifier` and `book`, which keep what
-    they read; without them each check reads afresh.
+    they read; without them each check reads afresh. `ahead`: the claims and names
+    already being looked up (`start_ahead`), used when they are these documents'.
     A pin that names nothing is an input error for --pin and front matter, and
     an `unknown_pin` verdict for a citation's own `@` suffix."""
     if pin_override is not None:
@@ -386,12 +389,21 @@ def check(
             _list_trees(files, resolver, listed[0], pin_override)
         return listed[0]
 
-    claimed = _start_claims(files, resolver, opened, pin_override, book) if claims else lambda: []
+    if ahead is not None and not (book is None and verifier is None and ahead.serves(files, pin_override)):
+        ahead.stop()
+        ahead = None
+    if ahead is not None and claims and ahead.claims is not None:
+        claimed: Callable[[], list[ClaimVerdict]] = ahead.claims
+    else:
+        claimed = _start_claims(files, resolver, opened, pin_override, book) if claims else lambda: []
     try:
-        work = _reference_work(files, resolver, pin_override) if references else []
-        looked = (_in_a_process(opened(), lambda twin: _look_up_references(work, resolver, lambda: twin),
-                                lambda: _look_up_references(work, resolver, repository))
-                  if work and book is None and verifier is None else None)
+        looked: Callable[[], list[tuple[Pin, Reference]]] | None
+        if ahead is not None and references and ahead.references is not None:
+            work, looked = ahead.work, ahead.references
+        else:
+            work = _reference_work(files, resolver, pin_override) if references else []
+            looked = (_references_elsewhere(work, resolver, opened(), repository)
+                      if work and book is None and verifier is None else None)
         if work and looked is None:
             _prefetch_references(work, repository)
     except BaseException:
@@ -440,12 +452,10 @@ def _start_claims(files: list[FindingsFile], resolver: PinResolver, repository: 
     language server) has them measured when it asks."""
     from concurrent.futures import ThreadPoolExecutor
 
-    if book is not None or not any(not c.problem for f in files for c in f.claims):
+    if book is not None or not _measures(files):
         return lambda: _check_claims(files, resolver, repository, pin_override, book)
     here = repository()
-    elsewhere = _in_a_process(
-        here, lambda twin: _check_claims(files, PinResolver(resolver.config, lambda: twin), lambda: twin, pin_override),
-        lambda: _check_claims(files, resolver, lambda: here, pin_override))
+    elsewhere = _claims_elsewhere(files, resolver, here, pin_override)
     if elsewhere is not None:
         return elsewhere
     twin = here.twin()
@@ -455,8 +465,89 @@ def _start_claims(files: list[FindingsFile], resolver: PinResolver, repository: 
     return future.result
 
 
+def _measures(files: list[FindingsFile]) -> bool:
+    """Whether any claim of these documents has a fact to measure."""
+    return any(not c.problem for f in files for c in f.claims)
+
+
+def _claims_elsewhere(files: list[FindingsFile], resolver: PinResolver, here: DshRepository,
+                      pin_override: str | None) -> "_Elsewhere[list[ClaimVerdict]] | None":
+    return _in_a_process(
+        here, lambda twin: _check_claims(files, PinResolver(resolver.config, lambda: twin), lambda: twin, pin_override),
+        lambda: _check_claims(files, resolver, lambda: here, pin_override))
+
+
+@dataclass
+class Ahead:
+    """The claims and the names of the documents being looked up from the start of a
+    check, each in a process of its own, from a reading of the documents for their
+    text, claims and pins alone, while this process reads their citations: the
+    other core starts work while it would idle. `check` takes the answers only for
+    documents read alike (a file edited between the two readings is checked anew)."""
+
+    files: list[FindingsFile]
+    pin_override: str | None
+    claims: "_Elsewhere[list[ClaimVerdict]] | None"
+    work: list["_Work"]  # the names and absence claims the references process looks up
+    references: "_Elsewhere[list[tuple[Pin, Reference]]] | None"
+
+    def serves(self, files: list[FindingsFile], pin_override: str | None) -> bool:
+        return pin_override == self.pin_override and _read_alike(files) == _read_alike(self.files)
+
+    def stop(self) -> None:
+        """Stop what still runs (its answer is not wanted)."""
+        for started in (self.claims, self.references):
+            if started is not None:
+                started.stop()
+
+
+def _read_alike(files: list[FindingsFile]) -> list[tuple[str, str | None, tuple[Claim, ...], str]]:
+    return [(f.path, f.pin, f.claims, f.text) for f in files]
+
+
+def start_ahead(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
+                pin_override: str | None) -> Ahead | None:
+    """Start measuring the claims of `files` (read without their citations) and looking up
+    their names, in other processes, now; None when a pin names nothing or the input
+    is refused (`check` reports it), or there is no process to run them in."""
+    if not _can_fork():
+        return None
+
+    def reference_work() -> list[_Work]:
+        try:
+            return _reference_work(files, resolver, pin_override)
+        except DshauditError:
+            return []  # check finds it again, and reports it
+
+    measures = _measures(files)
+    work = None if measures else reference_work()  # with claims to measure, read after their process starts
+    if not (measures or work):
+        return None  # nothing to start: the clone is not opened for it
+    try:
+        if pin_override is not None:
+            resolver.require(pin_override)
+        if any(f.pin is not None and resolver.resolve(f.pin) is None for f in files):
+            return None
+        here = repository()
+        _list_trees(files, resolver, here, pin_override)  # shared, as check's own processes share it
+    except DshauditError:
+        return None
+    claims = _claims_elsewhere(files, resolver, here, pin_override) if measures else None
+    work = reference_work() if work is None else work
+    references = _references_elsewhere(work, resolver, here, repository) if work else None
+    if claims is None and references is None:
+        return None
+    return Ahead(files, pin_override, claims, work if references is not None else [], references)
+
+
+def _references_elsewhere(work: list[_Work], resolver: PinResolver, here: DshRepository,
+                          repository: Callable[[], DshRepository]) -> "_Elsewhere[list[tuple[Pin, Reference]]] | None":
+    return _in_a_process(here, lambda twin: _look_up_references(work, resolver, lambda: twin),
+                         lambda: _look_up_references(work, resolver, repository))
+
+
 def _in_a_process(repository: DshRepository, compute: Callable[[DshRepository], _T],
-                  again: Callable[[], _T]) -> Callable[[], _T] | None:
+                  again: Callable[[], _T]) -> "_Elsewhere[_T] | None":
     """`compute` run in a forked process, through a handle of its own on the clone, beside
     what the caller does meanwhile: both are mostly Python, and in threads of one
     process they would take turns. Returns a function that waits for the answer, or
@@ -465,33 +556,54 @@ def _in_a_process(repository: DshRepository, compute: Callable[[DshRepository], 
     and the work is done again here (`again`), where what went wrong is reported as it
     would be without the child; Ctrl-C in the child stops the caller too."""
     import multiprocessing
-    import threading
 
-    from .facts import parallel
-
-    if parallel.workers() < 2 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+    if not _can_fork():
         return None
     context = multiprocessing.get_context("fork")
     reader, writer = context.Pipe(duplex=False)
     child = context.Process(target=_child, args=(writer, compute, repository), daemon=True)
     child.start()
     writer.close()
+    return _Elsewhere(reader, child, again)
 
-    def answer() -> _T:
+
+def _can_fork() -> bool:
+    """Whether work may go to a forked process: two processors or more, fork at hand,
+    and no other thread running (a fork may catch one holding a lock)."""
+    import multiprocessing
+    import threading
+
+    from .facts import parallel
+
+    return parallel.workers() >= 2 and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+class _Elsewhere(Generic[_T]):
+    """A forked process computing an answer: calling this waits for it."""
+
+    def __init__(self, reader: "Connection", child: "BaseProcess", again: Callable[[], _T]):
+        self.reader, self.child, self.again = reader, child, again
+
+    def __call__(self) -> _T:
         try:
-            found = reader.recv()
+            found = self.reader.recv()
         except EOFError:
             found = None
         finally:
-            reader.close()
-            child.join()
+            self.reader.close()
+            self.child.join()
         if found == _INTERRUPTED:
             raise KeyboardInterrupt  # Ctrl-C reached the child too: not a failure to redo here
         if found is None:
-            return again()
+            return self.again()
         return found
 
-    return answer
+    def stop(self) -> None:
+        """The answer is not wanted: the process is stopped, if it still runs."""
+        if self.child.is_alive():
+            self.child.kill()
+        self.child.join()
+        self.reader.close()
 
 
 _INTERRUPTED = "interrupted"  # what the child sends when Ctrl-C stopped it
