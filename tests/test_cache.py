@@ -360,33 +360,48 @@ def test_claims_and_names_started_before_the_citations_are_read_give_what_a_late
     assert any(r["text"] == "AgentLoop" for r in report["references"])
 
 
-def test_a_finding_edited_between_the_two_readings_is_checked_as_read_whole(facts_workspace, monkeypatch):
-    """What was started ahead from the first reading is stopped, and not used, when the
-    documents read whole say otherwise (here a claim and a name changed meanwhile)."""
-    from dshaudit import commands, verify
+def test_work_started_ahead_for_other_documents_is_stopped_and_not_used(facts_workspace, monkeypatch):
+    """verify.check takes what start_ahead started only for the documents it was started
+    for: given others (here a claim and a name differ), it stops that work and checks
+    them as it would have without it."""
+    from pathlib import Path
 
-    path = write_findings(facts_workspace, CLAIMS + "`AgentLoop` runs it.\n")
-    edited = CLAIMS.replace(">= 1", ">= 99") + "`NoSuchLoopAnywhere` runs it.\n"
+    from dshaudit import cache, verify
+    from dshaudit.commands import Session
+
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
-    stopped = []
-    real_stop = verify.Ahead.stop
-    monkeypatch.setattr(verify.Ahead, "stop", lambda self: stopped.append(self) or real_stop(self))
-    documents = commands.Session.documents
+    path = write_findings(facts_workspace, CLAIMS + "`AgentLoop` runs it.\n")
+    session = Session.open(None, None, (Path("findings"),))
+    cache.begin()
+    try:
+        early = session.read_early((), ())
+        ahead = verify.start_ahead(early, session.pins, session.repository, None)
+        assert ahead is not None and ahead.claims is not None and ahead.references is not None
+        path.write_text(path.read_text().replace(">= 1", ">= 99").replace("AgentLoop", "NoSuchLoopAnywhere"))
+        files = session.documents((), ())
+        assert not ahead.serves(files, None)
+        given = verify.check(files, session.pins, session.repository, ahead=ahead)
+        assert not ahead.claims.child.is_alive() and not ahead.references.child.is_alive()
+        alone = verify.check(files, session.pins, session.repository)
+    finally:
+        cache.end()
+    assert given == alone
+    assert sum(v.status.value == "confirmed" for v in given.claims) == 2
+    assert any(r.text == "NoSuchLoopAnywhere" for _, r in given.references)
 
-    def edit_then_read(self, *args):
-        path.write_text(path.read_text().replace(CLAIMS + "`AgentLoop` runs it.\n", edited))
-        return documents(self, *args)
 
-    monkeypatch.setattr(commands.Session, "documents", edit_then_read)
-    first = run_cli("check", "--format", "json")
-    assert stopped, "the work started ahead was stopped"
-    monkeypatch.setattr(commands.Session, "documents", documents)
-    monkeypatch.setenv("DSHAUDIT_NO_CACHE", "1")
-    again = run_cli("check", "--format", "json")
-    assert first.stdout == again.stdout and first.exit_code == again.exit_code == 1
-    report = json.loads(first.stdout)
-    assert report["summary"]["claims"]["confirmed"] == 2
-    assert any(r["text"] == "NoSuchLoopAnywhere" for r in report["references"])
+def test_findings_read_early_and_completed_are_the_findings_read_whole(facts_workspace):
+    from pathlib import Path
+
+    from dshaudit.commands import Session
+
+    write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`; `AgentLoop` runs it.\n")
+    write_findings(facts_workspace, "No front matter here; `packages/core/agent/src/index.ts:1` → `export`.\n",
+                   name="g.md")
+    session = Session.open(None, None, (Path("findings"),))
+    early = session.read_early((), ())
+    assert early and all(not f.citations for f in early) and any(f.claims for f in early)
+    assert session.documents((), (), early) == session.documents((), ())
 
 
 @pytest.mark.parametrize("step", ["_check_claims", "_check_references"])

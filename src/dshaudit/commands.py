@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .config import Config, load_config
 from .diagnostics import Outcome
 from .errors import DshauditError, InputError
-from .findings import FindingsFile, collect_markdown, load_findings_file
+from .findings import FindingsFile, collect_markdown, load_findings_file, with_citations
 from .model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
 from .pins import PinResolver
 from .repository import DshRepository
@@ -79,9 +79,13 @@ class Session:
         except DshauditError:
             return []
 
-    def documents(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...]) -> list[FindingsFile]:
+    def documents(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...],
+                  early: list[FindingsFile] | None = None) -> list[FindingsFile]:
         """The findings files of PATHS (default findings/, unless only tree documents are asked for),
-        then the documents of each --tree-docs."""
+        then the documents of each --tree-docs. `early`: the findings as `read_early` read
+        them, completed here with their citations instead of being read again."""
+        if early:
+            return [with_citations(f, self.config.web_url) for f in early] + self.tree_docs(tree_docs)
         return (self.findings(paths) if paths or not tree_docs else []) + self.tree_docs(tree_docs)
 
     def tree_docs(self, specs: tuple[str, ...]) -> list[FindingsFile]:
@@ -114,7 +118,7 @@ def check(session: Session, paths: tuple[Path, ...], pin: str | None, strict: bo
     early = session.read_early(paths, tree_docs)
     ahead = start_ahead(early, session.pins, session.repository, pin) if early else None
     try:
-        files = session.documents(paths, tree_docs)
+        files = session.documents(paths, tree_docs, early)
         result = run_check(files, session.pins, session.repository, pin, ahead=ahead)
     finally:
         if ahead is not None:

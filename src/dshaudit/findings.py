@@ -563,6 +563,13 @@ def parse_findings(text: str, shown: str, web_url: str | None = None, read: Read
     )
 
 
+def with_citations(early: FindingsFile, web_url: str | None = None) -> FindingsFile:
+    """A findings file read without its citations (`citations=False`), completed with
+    them from the same text: what `load_findings_file` gives, the file read once."""
+    skip = read_front_matter(early.text, early.path).skip
+    return replace(early, citations=tuple(citations_in_markdown(early.text, early.path, skip, web_url)))
+
+
 def collect_markdown(paths: list[Path]) -> list[Path]:
     """Expand directories to the Markdown files below them, sorted, for a stable order."""
     files: list[Path] = []
