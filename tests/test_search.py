@@ -374,3 +374,45 @@ def test_a_search_made_from_parts_reads_as_written_and_has_an_extended_form():
     assert search.extended(search.of(("-i",), "a+b|c")) == r"a\+b\|c"  # a basic regex of plain characters
     with pytest.raises(ValueError):
         search.extended(search.of((), "a.b"))  # a basic regex: no extended form is made up
+
+
+# -- which files changed, for a search derived from another commit ------------------------
+
+CHANGES_SPECS = [
+    (), ("a",), ("a/",), ("src/**",), ("**/*.ts",), ("*.md",), ("a?b/*",), ("src/*.ts",), ("a/c",),
+    ("src", ":!src/tests/**"), (":!docs/**",), (":^*.md", ":!a-b"), ("nowhere/",), ("docs/*", "*.ts"),
+    ("[ab]/*",), ("[^a]*",), ("src/[[:alpha:]]*.ts",), ("*",), ("a*",),
+]
+
+
+def test_the_files_a_search_derives_anew_are_those_git_diff_tree_gives_for_its_pathspecs(tmp_path):
+    """One `git diff-tree` lists every change; each search's share is picked out in
+    Python as git's pathspecs pick it (a bracket left to git): the same files as
+    `git diff-tree BASE TARGET -- PATHSPECS`, in the same order, for many shapes."""
+    from fixture_repo import _commit, _write, git
+
+    root = tmp_path / "changes"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    paths = ["a.md", "a-b/x.ts", "a/b.ts", "a/c/d.md", "a/cd.ts", "aXb/y.ts", "b/z.ts", "src/x.ts", "src/tests/y.ts",
+             "src/deep/er/w.ts", "docs/z.md", "docs/sub/q.ts", "top.ts", "c.md"]
+    for p in paths:
+        _write(root, p, f"{p} one\n")
+    first = _commit(root, "one", "2026-01-01T00:00:00Z", "one")
+    for p in paths[::2]:
+        _write(root, p, f"{p} two\n")
+    for p in ("a/c/new.md", "src/tests/new.ts", "docs/new.ts", "new.md", "[x].ts"):
+        _write(root, p, "new\n")
+    for p in ("b/z.ts", "docs/z.md"):
+        (root / p).unlink()
+    second = _commit(root, "two", "2026-01-02T00:00:00Z", "two")
+    git_dir = str(root / ".git")
+    searches = {search.parse("search('x'" + "".join(f", '{p}'" for p in specs) + ")"): first for specs in CHANGES_SPECS}
+    changed = search._changes(searches, git_dir, second)
+    for spec, base in searches.items():
+        out = git(root, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", base, second, "--",
+                  *search._git_pathspecs(spec.pathspecs))
+        fields = out.split("\0")
+        expected = [(path, meta.split(" ")[1], meta.split(" ")[3]) for meta, path in zip(fields[0::2], fields[1::2]) if meta]
+        assert changed[spec] == expected, spec.pathspecs
+    assert any(changed.values()) and not all(changed[s] == changed[next(iter(searches))] for s in searches)
