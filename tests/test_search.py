@@ -229,14 +229,16 @@ def test_under_ignore_case_a_character_that_may_fold_to_ascii_is_grepped(monkeyp
     assert may((b"i",), True, b"\xdd")
 
 
-@given(st.text(alphabet="ab/*.?[]!x", max_size=12), st.lists(st.text(alphabet="ab/*x:!^", max_size=8), max_size=3))
-def test_compiled_pathspecs_select_as_fnmatch_does(path, specs):
+@given(st.text(alphabet="ab/*.?[]!x", max_size=12), st.lists(st.text(alphabet="ab/*?x:!^", max_size=8), max_size=3))
+def test_compiled_pathspecs_select_as_git_does(path, specs):
+    """Git's tree walk: a spec selects the path it names and what lies under it, and one
+    with wildcards also what it matches as a pattern (without brackets, fnmatch's rule;
+    brackets are compared with git itself in the diff-tree test below)."""
     import fnmatch
 
     def matches(spec: str) -> bool:
-        if not any(c in spec for c in "*?["):
-            return path == spec.rstrip("/") or path.startswith(spec.rstrip("/") + "/")
-        return fnmatch.fnmatchcase(path, spec)
+        named = path == spec.rstrip("/") or path.startswith(spec.rstrip("/") + "/")
+        return named or (any(c in spec for c in "*?[") and fnmatch.fnmatchcase(path, spec))
 
     includes = [s for s in specs if not s.startswith((":!", ":^"))]
     excludes = [s[2:] for s in specs if s.startswith((":!", ":^"))]
@@ -381,14 +383,16 @@ def test_a_search_made_from_parts_reads_as_written_and_has_an_extended_form():
 CHANGES_SPECS = [
     (), ("a",), ("a/",), ("src/**",), ("**/*.ts",), ("*.md",), ("a?b/*",), ("src/*.ts",), ("a/c",),
     ("src", ":!src/tests/**"), (":!docs/**",), (":^*.md", ":!a-b"), ("nowhere/",), ("docs/*", "*.ts"),
-    ("[ab]/*",), ("[^a]*",), ("src/[[:alpha:]]*.ts",), ("*",), ("a*",),
+    ("[ab]/*",), ("[^a]*",), ("[!a]*",), ("src/[[:alpha:]]*.ts",), ("*",), ("a*",), ("[x].ts",), ("[]x]*",),
+    ("*[[:digit:]]*",), ("[[:upper:]]*",), ("[a-c]/*",), ("[c-a]*",), ("[-a]*",), ("[a-]*",), ("a[b",),
+    ("[[:nope:]]*",), ("[[:alpha]*",), ("docs/[!z]*", ":![[:lower:]]*.md"),
 ]
 
 
 def test_the_files_a_search_derives_anew_are_those_git_diff_tree_gives_for_its_pathspecs(tmp_path):
     """One `git diff-tree` lists every change; each search's share is picked out in
-    Python as git's pathspecs pick it (a bracket left to git): the same files as
-    `git diff-tree BASE TARGET -- PATHSPECS`, in the same order, for many shapes."""
+    Python as git's pathspecs pick it (`select`): the same files as `git diff-tree
+    BASE TARGET -- PATHSPECS`, in the same order, for many shapes, brackets too."""
     from fixture_repo import _commit, _write, git
 
     root = tmp_path / "changes"
@@ -401,7 +405,8 @@ def test_the_files_a_search_derives_anew_are_those_git_diff_tree_gives_for_its_p
     first = _commit(root, "one", "2026-01-01T00:00:00Z", "one")
     for p in paths[::2]:
         _write(root, p, f"{p} two\n")
-    for p in ("a/c/new.md", "src/tests/new.ts", "docs/new.ts", "new.md", "[x].ts"):
+    for p in ("a/c/new.md", "src/tests/new.ts", "docs/new.ts", "new.md", "[x].ts", "x.ts", "]y.md", "-z.ts", "A9.md",
+              "a[b", "[c.md", ":x.md"):
         _write(root, p, "new\n")
     for p in ("b/z.ts", "docs/z.md"):
         (root / p).unlink()

@@ -24,9 +24,9 @@ of the tree that the pathspecs select; fields `count` and `paths`.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
+import string
 import subprocess
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -368,28 +368,20 @@ def _changes(bases: dict[Search, str], git_dir: str, target: str) -> dict[Search
     differs between its base and `target`: what `git diff-tree BASE TARGET -- PATHSPECS`
     says. One `git diff-tree` a base lists every change, and each search's are picked
     out as git's pathspecs pick them (`select`): a diff-tree costs about 11 ms of
-    CPU, and a new pin's searches have dozens of distinct pathspecs. Pathspecs with a
-    bracket get git's own answer, a process each: git's classes (`[^a]`, `[[:alpha:]]`)
-    are not fnmatch's."""
-    own = {(base, s.pathspecs) for s, base in bases.items() if any("[" in p for p in s.pathspecs)}
-    asked: dict[tuple[str, tuple[str, ...] | None], subprocess.Popen[bytes]] = {}
-    for s, base in bases.items():
-        key: tuple[str, tuple[str, ...] | None] = (base, s.pathspecs) if (base, s.pathspecs) in own else (base, None)
-        if key not in asked:
-            specs = ["--", *_git_pathspecs(s.pathspecs)] if key[1] is not None else []
-            asked[key] = subprocess.Popen(
-                ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "diff-tree", "-r", "-z", "--raw", "--no-renames",
-                 "--no-abbrev", base, target, *specs],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    listed: dict[tuple[str, tuple[str, ...] | None], list[tuple[str, str, str]]] = {}
+    CPU, and a new pin's searches have dozens of distinct pathspecs."""
+    asked = {base: subprocess.Popen(["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "diff-tree", "-r", "-z", "--raw",
+                                     "--no-renames", "--no-abbrev", base, target],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for base in dict.fromkeys(bases.values())}
+    listed: dict[str, list[tuple[str, str, str]]] = {}
     try:
-        for key, proc in asked.items():
+        for base, proc in asked.items():
             out, err = proc.communicate()
             if proc.returncode != 0:
                 raise RepoError(f"git diff-tree failed: {err.decode(errors='replace').strip()[:300]}")
             fields = out.decode("utf-8", "replace").split("\0")
-            listed[key] = [(path, meta.split(" ")[1], meta.split(" ")[3])
-                           for meta, path in zip(fields[0::2], fields[1::2]) if meta]
+            listed[base] = [(path, meta.split(" ")[1], meta.split(" ")[3])
+                            for meta, path in zip(fields[0::2], fields[1::2]) if meta]
     finally:
         for proc in asked.values():
             if proc.returncode is None:
@@ -397,14 +389,9 @@ def _changes(bases: dict[Search, str], git_dir: str, target: str) -> dict[Search
                 proc.wait()
     answers: dict[tuple[str, tuple[str, ...]], list[tuple[str, str, str]]] = {}
     for s, base in bases.items():
-        if (base, s.pathspecs) in answers:
-            continue
-        if (base, s.pathspecs) in own:
-            answers[(base, s.pathspecs)] = listed[(base, s.pathspecs)]
-            continue
-        every = listed[(base, None)]
-        picked = set(select(sorted(path for path, _, _ in every), s.pathspecs))
-        answers[(base, s.pathspecs)] = [change for change in every if change[0] in picked]
+        if (base, s.pathspecs) not in answers:
+            picked = set(select(sorted(path for path, _, _ in listed[base]), s.pathspecs))
+            answers[(base, s.pathspecs)] = [change for change in listed[base] if change[0] in picked]
     return {s: answers[(base, s.pathspecs)] for s, base in bases.items()}
 
 
@@ -819,12 +806,13 @@ def selected(path: str, pathspecs: tuple[str, ...]) -> bool:
 @lru_cache(maxsize=512)
 def selector(pathspecs: tuple[str, ...]) -> Callable[[str], bool]:
     """`selected` for these pathspecs, compiled once (history asks about every changed
-    path of every commit): a spec without wildcards matches itself or what is under it;
-    one with them, as fnmatchcase does."""
+    path of every commit), as git's tree walk selects: a spec matches a path that is
+    itself or lies under it, and one with wildcards also what it matches as a pattern
+    (`_wildmatch`)."""
     def compiled(specs: list[str]) -> Callable[[str], object] | None:
         if not specs:
             return None
-        parts = [re.escape(s.rstrip("/")) + r"(?:/.*)?\Z" if not any(c in s for c in "*?[") else fnmatch.translate(s)
+        parts = [re.escape(s.rstrip("/")) + r"(?:/.*)?\Z" + (f"|{_wildmatch(s)}" if any(c in s for c in "*?[") else "")
                  for s in specs]
         try:
             return re.compile("|".join(f"(?:{p})" for p in parts), re.DOTALL).match
@@ -835,6 +823,64 @@ def selector(pathspecs: tuple[str, ...]) -> Callable[[str], bool]:
     include = compiled([s for s in pathspecs if not s.startswith((":!", ":^"))])
     exclude = compiled([s[2:] for s in pathspecs if s.startswith((":!", ":^"))])
     return lambda path: (include is None or include(path) is not None) and (exclude is None or not exclude(path))
+
+
+# The character classes git's wildmatch knows, as the ASCII characters each holds.
+_CLASSES = {
+    "alnum": string.ascii_letters + string.digits, "alpha": string.ascii_letters, "blank": " \t",
+    "cntrl": "".join(map(chr, range(32))) + "\x7f", "digit": string.digits, "graph": string.printable[:94],
+    "lower": string.ascii_lowercase, "print": string.printable[:95], "punct": string.punctuation,
+    "space": " \t\n\r\x0b\x0c", "upper": string.ascii_uppercase, "xdigit": string.hexdigits,
+}
+_NOTHING = "(?!)"
+
+
+def _wildmatch(spec: str) -> str:
+    """A pathspec's pattern as a regex, by the rules of git's wildmatch without
+    WM_PATHNAME (a pathspec with no magic): `*` and `?` cross `/`; `[...]` is a class,
+    negated by `!` or `^`, with ranges and `[:alpha:]`-style classes, `]` first is a
+    member. A class never closed, or naming no class git knows, matches nothing
+    (wildmatch gives up); fnmatch would read `[^a]` and `[[:digit:]]` otherwise."""
+    out: list[str] = []
+    i = 0
+    while i < len(spec):
+        c = spec[i]
+        if c in "*?":
+            out.append(".*" if c == "*" else ".")
+            i += 1
+            continue
+        if c != "[":
+            out.append(re.escape(c))
+            i += 1
+            continue
+        j = i + 1
+        negated = j < len(spec) and spec[j] in "!^"
+        j += negated
+        members: list[str] = []
+        first = True
+        while j < len(spec) and (first or spec[j] != "]"):
+            first = False
+            if spec.startswith("[:", j) and (end := spec.find(":]", j + 2)) != -1 and "]" not in spec[j + 2:end]:
+                name = spec[j + 2:end]
+                if name not in _CLASSES:
+                    return _NOTHING
+                members += map(re.escape, _CLASSES[name])
+                j = end + 2
+            elif j + 2 < len(spec) and spec[j + 1] == "-" and spec[j + 2] != "]":
+                if spec[j] <= spec[j + 2]:  # a range backwards holds nothing
+                    members.append(f"{re.escape(spec[j])}-{re.escape(spec[j + 2])}")
+                j += 3
+            else:
+                members.append(re.escape(spec[j]))
+                j += 1
+        if j >= len(spec):
+            return _NOTHING  # `[` never closed
+        if members:
+            out.append(f"[{'^' if negated else ''}{''.join(members)}]")
+        else:  # only backwards ranges: a class of nothing
+            out.append("." if negated else _NOTHING)
+        i = j + 1
+    return "".join(out) + r"\Z"
 
 
 def _git(git_dir: str, *args: str, no_match_ok: bool = False, cwd: str | None = None) -> str:
