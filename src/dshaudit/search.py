@@ -323,35 +323,42 @@ def found_in(places: dict[Search, list[tuple[str, str, str]]], git_dir: str,
 
 
 class _Printed:
-    """The lines the screen printed of each file that passed it, written to a folder, one
-    file each, so that a search is grepped on them (`git grep --no-index`) instead of on
-    the whole files. A file whose printed lines hold a NUL is left out: alone in a short
-    file, one could make git take it for binary; it is grepped whole."""
+    """The lines the screen printed of each file that passed it, so that a search is
+    grepped on them (`git grep --no-index`) instead of on the whole files: those of
+    the files a search asks about, one after another, in one file of a folder (a
+    match never spans lines, so each line number leads back to its file and line;
+    a file each cost more to make than to grep, on some disks). A file whose printed
+    lines hold a NUL is left out: among a few lines, one could make git take them
+    for binary; it is grepped whole."""
 
     def __init__(self, folder: str, lines: dict[str, list[tuple[int, bytes]]], names: dict[tuple[str, str], str]):
         self.folder = folder
-        self._copies: dict[tuple[str, str], tuple[str, list[int]]] = {}
-        for i, (place, name) in enumerate(sorted(names.items())):
+        self._printed: dict[tuple[str, str], list[tuple[int, bytes]]] = {}
+        for place, name in names.items():
             printed = lines.get(name)
-            if printed is None or any(b"\0" in text for _, text in printed):
-                continue
-            copy = str(i)
-            with open(os.path.join(folder, copy), "wb") as out:
-                out.write(b"".join(text + b"\n" for _, text in printed))
-            self._copies[place] = (copy, [number for number, _ in printed])
+            if printed is not None and not any(b"\0" in text for _, text in printed):
+                self._printed[place] = printed
 
     def has(self, place: tuple[str, str]) -> bool:
-        return place in self._copies
+        return place in self._printed
 
     def regrep(self, search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
         """`regrep` on the printed lines of these places, with their line numbers in the files."""
-        out: dict[tuple[str, str], list[int]] = {}
-        by_copy = {self._copies[place][0]: place for place in places}
+        import tempfile
+
+        origin: list[tuple[tuple[str, str], int]] = []  # each line of the file: its place and line number
+        fd, path = tempfile.mkstemp(dir=self.folder)
+        with os.fdopen(fd, "wb") as out:
+            for place in sorted(places):
+                printed = self._printed[place]
+                out.write(b"".join(text + b"\n" for _, text in printed))
+                origin += [(place, number) for number, _ in printed]
+        found: dict[tuple[str, str], list[int]] = {}
         command, *options = _grep_args(search)
-        for copy, line in _grep_lines(git_dir, [command, "--no-index", *options], sorted(by_copy), cwd=self.folder):
-            place = by_copy[copy]
-            out.setdefault(place, []).append(self._copies[place][1][line - 1])
-        return out
+        for _, line in _grep_lines(git_dir, [command, "--no-index", *options], [os.path.basename(path)], cwd=self.folder):
+            place, number = origin[line - 1]
+            found.setdefault(place, []).append(number)
+        return found
 
 
 def _git_pathspecs(pathspecs: tuple[str, ...]) -> list[str]:
