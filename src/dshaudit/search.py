@@ -394,10 +394,11 @@ def _changes(bases: dict[Search, str], git_dir: str, target: str) -> dict[Search
             if proc.returncode is None:
                 proc.kill()
                 proc.wait()
+    in_order = {base: sorted(path for path, _, _ in changes) for base, changes in listed.items()}
     answers: dict[tuple[str, tuple[str, ...]], list[tuple[str, str, str]]] = {}
     for s, base in bases.items():
         if (base, s.pathspecs) not in answers:
-            picked = set(select(sorted(path for path, _, _ in listed[base]), s.pathspecs))
+            picked = set(select(in_order[base], s.pathspecs))
             answers[(base, s.pathspecs)] = [change for change in listed[base] if change[0] in picked]
     return {s: answers[(base, s.pathspecs)] for s, base in bases.items()}
 

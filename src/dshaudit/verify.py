@@ -368,15 +368,7 @@ def check(
     already being looked up (`start_ahead`), used when they are these documents'.
     A pin that names nothing is an input error for --pin and front matter, and
     an `unknown_pin` verdict for a citation's own `@` suffix."""
-    if pin_override is not None:
-        resolver.require(pin_override)
-    for f in files:
-        if f.pin is not None and resolver.resolve(f.pin) is None:
-            raise InputError(f"front matter: {resolver.unknown(f.pin)}", file=f.path, line=f.pin_line or 2)
-        if f.pin is None and pin_override is None and any(not c.pin_ref for c in f.citations):
-            known = resolver.config.describe_pins()
-            raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
-                             f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
+    _require_pins(files, resolver, pin_override)
     # Claims are measured in a process of their own (else a thread), mostly waiting on
     # git; the names and quoted code are looked up in another, when forking is safe;
     # citations are checked here meanwhile. The trees they all read are listed before
@@ -420,6 +412,20 @@ def check(
         _wait_quietly(claimed)
         raise
     return CheckResult(tuple(verdicts), tuple(claimed()), tuple(looked_up))
+
+
+def _require_pins(files: list[FindingsFile], resolver: PinResolver, pin_override: str | None) -> None:
+    """An InputError unless --pin and every front matter's pin name a commit, and every
+    citation without a pin of its own has one to be checked at."""
+    if pin_override is not None:
+        resolver.require(pin_override)
+    for f in files:
+        if f.pin is not None and resolver.resolve(f.pin) is None:
+            raise InputError(f"front matter: {resolver.unknown(f.pin)}", file=f.path, line=f.pin_line or 2)
+        if f.pin is None and pin_override is None and any(not c.pin_ref for c in f.citations):
+            known = resolver.config.describe_pins()
+            raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
+                             f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
 
 
 def _list_trees(files: list[FindingsFile], resolver: PinResolver, repository: DshRepository,
@@ -480,10 +486,10 @@ def _claims_elsewhere(files: list[FindingsFile], resolver: PinResolver, here: Ds
 @dataclass
 class Ahead:
     """The claims and the names of the documents being looked up from the start of a
-    check, each in a process of its own, from a reading of the documents for their
-    text, claims and pins alone, while this process reads their citations: the
-    other core starts work while it would idle. `check` takes the answers only for
-    documents read alike (a file edited between the two readings is checked anew)."""
+    check, each in a process of its own, from the documents read without their
+    citations, while this process parses those: the other core starts work while it
+    would idle. `check` takes the answers only for the documents they were started
+    for (same paths, pins, claims and text); given others, it stops this work."""
 
     files: list[FindingsFile]
     pin_override: str | None
@@ -524,10 +530,7 @@ def start_ahead(files: list[FindingsFile], resolver: PinResolver, repository: Ca
     if not (measures or work):
         return None  # nothing to start: the clone is not opened for it
     try:
-        if pin_override is not None:
-            resolver.require(pin_override)
-        if any(f.pin is not None and resolver.resolve(f.pin) is None for f in files):
-            return None
+        _require_pins(files, resolver, pin_override)
         here = repository()
         _list_trees(files, resolver, here, pin_override)  # shared, as check's own processes share it
     except DshauditError:
