@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from fixture_repo import _commit, _write, git
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dshaudit import cache, nameindex
@@ -295,18 +296,54 @@ def test_absence_claims_are_verified(snap, regexes):
                                         "packages/core/agent/package.json:2, packages/core/agent/src/index.ts (path)")
 
 
-@pytest.mark.parametrize("text", ["agent", "packages", "core", "ts", "nowhere"])
+@pytest.mark.parametrize("text", ["agent", "packages", "core", "ts", "nowhere", "Agent"])
 @pytest.mark.parametrize("limit", [0, 1, 3, 50])
-def test_the_paths_that_refute_an_absence_claim_are_the_first_of_all_that_hold_it(snap, text, limit):
+@pytest.mark.parametrize("fold", [True, False])
+def test_the_paths_that_refute_an_absence_claim_are_the_first_of_all_that_hold_it(snap, text, limit, fold):
     """The search over the paths stops once it has `limit` of them: the same paths, in
-    the same order, as every path that holds the word, cut there (joined, or one by one)."""
+    the same order, as every path that holds the word, cut there."""
     import re
 
     index = nameindex.index_for(snap)
-    word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", re.IGNORECASE)
+    word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", re.IGNORECASE if fold else 0)
     every = [p for p in snap.paths() if word.search(p)]
-    assert index._paths_holding(word, False, limit) == every[:limit]
-    assert index._paths_holding(word, True, limit) == every[:limit]
+    assert index._paths_holding(text, fold, limit) == every[:limit]
+
+
+class _Listed:
+    """A snapshot that only lists paths: all `_paths_holding` asks of one."""
+
+    sha = "0" * 40
+    repository = SimpleNamespace(repo=SimpleNamespace(git_dir="."))
+
+    def __init__(self, paths: list[str]):
+        self._list = paths
+
+    def paths(self) -> list[str]:
+        return self._list
+
+
+_ASCII_CHARS = list("aAkKsS_-./0i")
+_PATH_CHARS = st.sampled_from(_ASCII_CHARS + list("\u212a\u017f\u0130\u00e9"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(paths=st.one_of(st.lists(st.text(st.sampled_from(_ASCII_CHARS), min_size=1, max_size=8), max_size=8, unique=True),
+                       st.lists(st.text(_PATH_CHARS, min_size=1, max_size=8), max_size=8, unique=True)),
+       text=st.text(_PATH_CHARS, min_size=1, max_size=3), fold=st.booleans(), limit=st.integers(0, 4))
+@example(paths=["ba-a-a"], text="a-a", fold=False, limit=3)  # the first place is no word, the one inside it is
+@example(paths=["s", "x"], text="\u017f", fold=True, limit=3)  # long s folds to s, though it has no lower case
+def test_the_paths_holding_a_word_are_those_its_pattern_finds_in_each_path(paths, text, fold, limit):
+    """Found as a plain string first, the word is held by the same paths as its
+    pattern finds one path at a time: overlapping places (`aa` in `aaa_aa`),
+    words at a path's edges, and letters that fold to ASCII ones under the
+    pattern's case folding (the Kelvin sign, long s, dotted capital I)."""
+    import re
+
+    index = nameindex.NameIndex(_Listed(sorted(paths)))  # type: ignore[arg-type]
+    word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", re.IGNORECASE if fold else 0)
+    every = [p for p in sorted(paths) if word.search(p)]
+    assert index._paths_holding(text, fold, limit) == every[:limit]
 
 
 def test_an_absence_claim_with_no_capital_is_found_in_any_case(snap, regexes):
