@@ -63,6 +63,7 @@ from typing import IO, TYPE_CHECKING, Callable, Iterable
 
 from . import cache
 from .errors import RepoError
+from .fileindex import FileIndex
 from .search import alternation, escape_ere
 
 if TYPE_CHECKING:
@@ -151,33 +152,47 @@ def _pathspec_chunks(paths: list[str]) -> list[list[str]]:
 
 
 class _Started:
-    """A git process started now, writing to a temporary file; `output` waits for it."""
+    """A git process started now, writing to a temporary file; `output` waits for it.
+    With `listing`, it greps the files that index lists (`--cached`), and the index
+    is removed when the process is done."""
 
-    def __init__(self, git_dir: Path, args: list[str], env: dict[str, str] | None = None):
+    def __init__(self, git_dir: Path, args: list[str], env: dict[str, str] | None = None,
+                 listing: FileIndex | None = None):
         self.command = next((a for a in args if not a.startswith("-") and "=" not in a), "")
         self.out: IO[bytes] = tempfile.TemporaryFile()
+        self.listing = listing
         try:
+            if listing is not None:
+                env = {**(env or os.environ), **listing.env}
             self.proc = subprocess.Popen(["git", f"--git-dir={git_dir}", *args], stdout=self.out,
                                          stderr=subprocess.PIPE, env=env)
         except BaseException:
             self.out.close()
+            if listing is not None:
+                listing.close()
             raise
 
     def output(self, sha: str) -> bytes:
         try:
             err = self.proc.communicate()[1]
-            if self.proc.returncode not in (0, 1):  # 1: nothing matched
+            # 1: nothing matched, unless git says why (a blob it could not read).
+            if self.proc.returncode not in (0, 1) or (self.proc.returncode == 1 and err.strip()):
                 raise RepoError(f"git {self.command} failed at {sha[:12]}: {err.decode(errors='replace').strip()}")
             self.out.seek(0)
             return self.out.read()
         finally:
-            self.out.close()
+            self._done()
 
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.communicate()
+        self._done()
+
+    def _done(self) -> None:
         self.out.close()
+        if self.listing is not None:
+            self.listing.close()
 
 
 @dataclass
@@ -298,11 +313,20 @@ class NameIndex:
         return proc.stdout
 
     def _start_git(self, args: list[str], files: list[str] | None, env: dict[str, str] | None = None) -> list[_Started]:
-        """`git grep ARGS SHA`, over the whole tree or only `files` (a process per chunk of them)."""
+        """`git grep ARGS SHA`, over the whole tree or only `files`: those listed in an index
+        (`fileindex`), the rest named as pathspecs (a process per chunk of them)."""
         if files is None:
             self.git_calls += 1
             return [_Started(self.git_dir, [*args, self.sha], env)]
         runs = []
+        blobs = self.snapshot.blob_ids()
+        listing = FileIndex.of(str(self.git_dir), [(p, blobs[p]) for p in files if p in blobs])
+        if listing is not None:
+            self.git_calls += 1
+            at = args.index("grep") + 1
+            runs.append(_Started(self.git_dir, [*args[:at], "--cached", *args[at:]], env, listing))
+            listed = set(files) - set(listing.left_out)
+            files = [p for p in files if p not in listed]
         for chunk in _pathspec_chunks(files):
             self.git_calls += 1
             runs.append(_Started(self.git_dir, ["--literal-pathspecs", *args, self.sha, "--", *chunk], env))
@@ -387,7 +411,10 @@ class NameIndex:
             search.runs += [([], rest, run, False) for run in self._start_absence(rest, search.files)]
 
     def _finish_search(self, search: _Search) -> tuple[dict[str, set[str]], dict[str, list[tuple[str, int]]]]:
-        """The files each name occurs in, and the first lines of each claim (per run, in path order)."""
+        """The files each name occurs in, and the first lines of each claim, in path order.
+        Each run prints its files in path order, but the runs do not follow one another
+        in it (the files an index lists, then those named as pathspecs): the first
+        lines of each run are kept, and the first of them all picked at the end."""
         found: dict[str, set[str]] = {n: set() for n in search.names + search.looked_up}
         lines: dict[str, list[tuple[str, int]]] = {t: [] for t in search.texts}
         prefix = self.sha + ":"
@@ -397,6 +424,7 @@ class NameIndex:
                 for t, places in self._absence_lines(out, texts).items():
                     lines[t] += places
                 continue
+            taken = dict.fromkeys(texts, 0)
             inside = _Inside(list(found), texts)
             for block in out.decode("utf-8", "replace").split("\n\n"):
                 head, _, body = block.partition("\n")
@@ -415,8 +443,9 @@ class NameIndex:
                 for row in rows:
                     number, _, text = row.partition(":")
                     for claim in inside.claims(text):
-                        if len(lines[claim]) < ABSENCE_PLACES and number not in seen.setdefault(claim, set()):
+                        if taken[claim] < ABSENCE_PLACES and number not in seen.setdefault(claim, set()):
                             seen[claim].add(number)
+                            taken[claim] += 1
                             lines[claim].append((path, int(number)))
         if search.checked:
             found.update(self._check_in_files(search.checked, found))
@@ -425,7 +454,7 @@ class NameIndex:
         for name in search.names:
             if search.files is None and not _is_word(name) and not found[name]:
                 found[name] = self._alone(name)
-        return found, lines
+        return found, {t: sorted(places)[:ABSENCE_PLACES] for t, places in lines.items()}
 
     def _check_in_files(self, names: list[str], found: dict[str, set[str]]) -> dict[str, set[str]]:
         """Where each name with other characters is a whole word, among the files

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from . import cache
 from .errors import RepoError
+from .fileindex import FileIndex
 from .model import Evidence, Fact, FactStatus, LineRange, Pin
 
 if TYPE_CHECKING:
@@ -295,7 +296,8 @@ def found_in(places: dict[Search, list[tuple[str, str, str]]], git_dir: str,
     one = next(iter(commits)) if len(commits) == 1 else None
     # Paths at one commit, or COMMIT:PATH names for files of many commits at once.
     named = {s: [path if one else f"{sha}:{path}" for sha, path, _ in ps] for s, ps in screenable.items()}
-    by_git = grep_screened(named, git_dir, one)
+    blobs = {path: blob for ps in screenable.values() for _, path, blob in ps} if one else None
+    by_git = grep_screened(named, git_dir, one, blobs)
     passed: dict[Search, set[tuple[str, str]]]
     if by_git is not None:
         passed = {s: {(sha, path) for (sha, path, _), name in zip(ps, named[s]) if name in by_git.passed[s]}
@@ -655,10 +657,13 @@ class Screened:
     lines: dict[str, list[tuple[int, bytes]]]
 
 
-def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | None) -> Screened | None:
+def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | None,
+                  blobs: dict[str, str] | None = None) -> Screened | None:
     """`screened`, with git reading the files: for each search, those of its paths
     at `commit` that may hold a match (with no commit, the paths are COMMIT:PATH
-    names, as `regrep` gives them to git: files of many commits at once). `git grep -P` prints every line of these
+    names, as `regrep` gives them to git: files of many commits at once). The
+    regular files of a commit whose blob ids are given (`blobs`) are listed in an
+    index (`fileindex`) instead of named as pathspecs. `git grep -P` prints every line of these
     files that holds a literal of a search that wants the file (those of -i
     searches in any ASCII case) or a character of _FOLDING; `may_match` on a
     file's printed lines then answers as it does on the whole file, since a
@@ -693,12 +698,21 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | N
             shared += groups.pop(bits)
         groups[shared_bits] = groups.get(shared_bits, []) + sorted(shared)
     env = {**os.environ, "LC_ALL": "C"}
+    known = blobs or {}
     procs = []
+    listings: list[FileIndex] = []
     try:
         for bits, paths in groups.items():
             mine = {s: words[s] for i, s in enumerate(order) if bits >> i & 1}
-            args = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", "-P", "-n", "-z", "-I", "--no-color",
-                    "--no-textconv", "-e", _screen_pattern(mine)]
+            options = ["-P", "-n", "-z", "-I", "--no-color", "--no-textconv", "-e", _screen_pattern(mine)]
+            args = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", *options]
+            listing = FileIndex.of(git_dir, [(p, known[p]) for p in paths if p in known]) if commit else None
+            if listing is not None:
+                listings.append(listing)
+                cached = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", "--cached", *options]
+                procs.append(subprocess.Popen(cached, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                              env={**env, **listing.env}))
+                paths = sorted({*listing.left_out, *(p for p in paths if p not in known)})
             batch: list[str] = []
             size = 0
             for i, p in enumerate(paths):
@@ -728,6 +742,8 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | N
             if proc.returncode is None:
                 proc.kill()
                 proc.wait()
+        for listing in listings:
+            listing.close()
     screens = {p: Screen(b"\n".join(text for _, text in printed)) for p, printed in lines.items()}
     passed: dict[Search, set[str]] = {s: set() for s in wanted}
     for s, ps in wanted.items():

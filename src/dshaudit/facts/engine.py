@@ -314,7 +314,7 @@ class FactContext:
             # finds no literal holds none. Where it finds one, a literal may hide
             # another (grep -o reports the leftmost match, and matches can
             # overlap), so those few files are read and every literal looked for.
-            hits = self.snapshot.grep.needles(needles, unknown)
+            hits = self.snapshot.grep.needles(needles, unknown, ids)
             for p in unknown:
                 if not hits[p]:
                     shard.put(ids[p], 0)

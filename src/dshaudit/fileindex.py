@@ -1,0 +1,62 @@
+"""Some files of a commit listed in a git index file of our own, so that
+`git grep --cached` searches exactly them, with no pathspec.
+
+Why: git tests every entry of the tree it walks against every pathspec it is
+given. A grep of a new pin's changed files (3,292 between rc7 and rc2) spent
+about 0.09 s of CPU on that alone, as much as a third of what the scan of
+those files costs. Writing an index that lists them takes about 4 ms
+(`git update-index --index-info`, into a temporary folder: nothing is written
+to the clone), and `git grep --cached` reads the blobs it lists, no others.
+
+What stays as it was: the blobs are those of the tree, and only regular files
+are listed (a grep of a tree searches no symbolic link or submodule either,
+and the callers pass regular files only). Beside the index, git reads
+attributes (which files are binary). A bare clone takes none from the tree,
+with or without an index; no `.gitattributes` file is ever listed, so none
+comes from this index in any clone, and those few paths are left to the
+caller (`left_out`), to be grepped through a pathspec as before.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shutil
+import subprocess
+import tempfile
+
+
+class FileIndex:
+    """An index file listing (path, blob) pairs; `env` points git at it; `close` removes it."""
+
+    def __init__(self, folder: str, left_out: list[str]):
+        self.folder = folder
+        self.path = os.path.join(folder, "index")
+        self.left_out = left_out  # paths not listed: `.gitattributes` files
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"GIT_INDEX_FILE": self.path}
+
+    @classmethod
+    def of(cls, git_dir: str, files: list[tuple[str, str]]) -> "FileIndex | None":
+        """The index of these regular files (path, blob id); None when there is none
+        to list, or git cannot list every one of them (the caller then names the
+        files as pathspecs)."""
+        listed = [(p, blob) for p, blob in files if posixpath.basename(p) != ".gitattributes"]
+        if not listed:
+            return None
+        made = cls(tempfile.mkdtemp(prefix="dshaudit-index-"),
+                   [p for p, _ in files if posixpath.basename(p) == ".gitattributes"])
+        entries = "".join(f"100644 {blob}\t{p}\0" for p, blob in listed).encode("utf-8", "surrogateescape")
+        proc = subprocess.run(["git", f"--git-dir={git_dir}", "update-index", "-z", "--index-info"], input=entries,
+                              capture_output=True, env={**os.environ, **made.env})
+        # git skips a path it will not put in an index (`.git/x`) with a warning, and
+        # succeeds: anything said means the index may not list every file.
+        if proc.returncode != 0 or proc.stderr.strip():
+            made.close()
+            return None
+        return made
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
