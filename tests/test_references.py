@@ -658,3 +658,35 @@ def test_quoted_code_is_looked_for_among_the_nodes_a_walk_of_the_tree_would_visi
         assert [n.id for n in fragments._nodes_of(root, types, tsx)] == walked, sorted(types)
     assert len([n for n in fragments._nodes_of(root, frozenset({"string"}), tsx) if not n.is_named]) == 2
     assert fragments._type_query(tsx, frozenset({"no_such_node"})) is None
+
+
+def test_quoted_code_is_compared_first_where_its_text_is_as_written_and_no_file_after_its_match_is_read(
+        tmp_path, monkeypatch):
+    """`a.ts` matches `foo(1, 2)` by structure only (a comment between the arguments),
+    `b.ts` and `c.ts` hold it as written: `b.ts`, the first that holds the text, is
+    the answer, though `a.ts` comes before it; `c.ts`, after the match, is never read."""
+    root = tmp_path / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "src/a.ts", "export const x = foo(1, /* two */ 2)\n")
+    _write(root, "src/b.ts", "\n\nexport const y = foo(1, 2)\n")
+    _write(root, "src/c.ts", "export const z = foo(1, 2)\n")
+    sha = _commit(root, "c1", "2026-08-01T10:00:00Z", "c1")
+    snapshot = _at(root, sha, tmp_path / "cache", monkeypatch)
+    blobs = snapshot.blob_ids()
+    read: list[str] = []
+    read_many, read_one = type(snapshot).read_many, type(snapshot).read
+    monkeypatch.setattr(type(snapshot), "read_many", lambda self, ids: read.extend(ids) or read_many(self, ids))
+    monkeypatch.setattr(type(snapshot), "read", lambda self, blob: read.append(blob) or read_one(self, blob))
+    [found] = check(snapshot, "foo(1, 2)")
+    cache.end()
+    assert found.message == "matches src/b.ts:3"
+    assert blobs["src/a.ts"] in read and blobs["src/b.ts"] in read
+    assert blobs["src/c.ts"] not in read
+    # Where no file holds the text as written, the one that matches by structure is the answer.
+    (root / "src/b.ts").unlink()
+    (root / "src/c.ts").unlink()
+    alone = _commit(root, "c2", "2026-08-02T10:00:00Z", "c2")
+    [found] = check(_at(root, alone, tmp_path / "cache", monkeypatch), "foo(1, 2)")
+    cache.end()
+    assert found.message == "matches src/a.ts:1"

@@ -535,7 +535,6 @@ def evaluate_all(fragments: list[Fragment], snapshot: "Snapshot", index: "NameIn
     keys = [cache_key(f, snapshot.sha) for f in fragments]
     todo = {k: f for k, f in zip(keys, fragments) if shard.get(k) is None}
     plans = {k: _plan(f, snapshot, index) for k, f in todo.items()}
-    files.flag_needles([(f, plan.reading) for f, plan in ((todo[k], p) for k, p in plans.items()) if plan.reading])
     for k, f in todo.items():
         verdict = _evaluate(f, snapshot, index, plans[k], files)
         if verdict is None:
@@ -597,27 +596,14 @@ class _Files:
     def _needle_key(self, fragment: Fragment, path: str) -> str:
         return cache.digest("needle", self._needle(fragment), self.blobs[path])
 
-    def flag_needles(self, work: list[tuple[Fragment, list[str]]]) -> None:
-        """Whether each file holds its fragment's text as written (whitespace and
-        quote style aside), for the files not known yet: read in batches, and
-        not kept (the few files parsed later are read again)."""
-        unknown: dict[str, list[Fragment]] = {}
-        for f, paths in work:
-            for p in paths:
-                if self.shard.get(self._needle_key(f, p)) is None:
-                    unknown.setdefault(self.blobs[p], []).append(f)
-        blobs = sorted(unknown)
-        for i in range(0, len(blobs), 200):
-            data = self.snapshot.read_many(blobs[i:i + 200])
-            for blob in blobs[i:i + 200]:
-                squashed = _squash_bytes(data.get(blob, b""))
-                for f in unknown[blob]:
-                    self.shard.put(cache.digest("needle", self._needle(f), blob), 1 if self._needle(f) in squashed else 0)
-
     def holds_text(self, fragment: Fragment, path: str) -> bool:
-        if self.shard.get(self._needle_key(fragment, path)) is None:
-            self.flag_needles([(fragment, [path])])
-        return bool(self.shard.get(self._needle_key(fragment, path)))
+        """Whether the file holds the fragment's text as written (whitespace and
+        quote style aside). A file read to learn it is kept: it is the next one
+        compared."""
+        key = self._needle_key(fragment, path)
+        if self.shard.get(key) is None:
+            self.shard.put(key, 1 if self._needle(fragment) in _squash_bytes(self.source(path)) else 0)
+        return bool(self.shard.get(key))
 
     def match(self, fragment: Fragment, path: str) -> LineRange | None:
         """Where the file first matches the fragment, if it does."""
@@ -684,10 +670,7 @@ def _evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex", plan
         return plan.verdict
     at = snapshot.sha[:8]
     holding, reading = plan.holding, list(plan.reading)
-    # Files that hold the fragment's text as written (whitespace and quote
-    # style aside) are compared first: most fragments match there at once.
-    reading.sort(key=lambda p: not files.holds_text(fragment, p))
-    for path in reading:
+    for path in _text_holders_first(fragment, reading, files):
         lines = files.match(fragment, path)
         if lines is not None:
             return FragmentVerdict("ok", f"matches {path}:{lines}", (path, lines))
@@ -711,6 +694,20 @@ def _evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex", plan
         f"no code at {at} matches: {len(holding)} file{'s' if len(holding) != 1 else ''} hold "
         f"{_listed(fragment.tokens)}, none in this shape",
     )
+
+
+def _text_holders_first(fragment: Fragment, paths: list[str], files: _Files) -> Iterator[str]:
+    """The files that hold the fragment's text as written (whitespace and quote
+    style aside) first, then the others, each in its order: most fragments
+    match in the first that holds it, and the files after that one are never
+    read to learn whether they hold it (at a new pin, a read each)."""
+    others = []
+    for path in paths:
+        if files.holds_text(fragment, path):
+            yield path
+        else:
+            others.append(path)
+    yield from others
 
 
 def _listed(tokens: tuple[str, ...]) -> str:
