@@ -416,15 +416,13 @@ def test_one_pass_looks_up_every_name(snap, regexes):
 def test_one_pass_finds_each_name_where_a_search_for_it_alone_does(tmp_path, monkeypatch, regexes):
     """Names that overlap in the text (`dsh`, `dsh-base`, `@scope/dsh-base`,
     `scope`) are found in every file a `git grep -w` for each alone finds."""
-    root = tmp_path / "dsh"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    _write(root, "docs/x.md", "Try dsh-basement now, or dsh-base.\n")
-    _write(root, "src/y.ts", "import z from '@scope/dsh-base'\n")
-    _write(root, "src/w.ts", "const dshBase = 'scope:dsh-base-2'\n")
-    _write(root, "src/v.ts", "// subagent-reports, workspace:^1, tool/start/x\n")
-    _write(root, "src/u.ts", "// subagent-report: workspace:^ tool/start\n")
-    sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
+    root, sha = _repository(tmp_path, {
+        "docs/x.md": "Try dsh-basement now, or dsh-base.\n",
+        "src/y.ts": "import z from '@scope/dsh-base'\n",
+        "src/w.ts": "const dshBase = 'scope:dsh-base-2'\n",
+        "src/v.ts": "// subagent-reports, workspace:^1, tool/start/x\n",
+        "src/u.ts": "// subagent-report: workspace:^ tool/start\n",
+    })
     snapshot = _at(root, sha, tmp_path / "cache", monkeypatch)
     names = ["dsh", "dsh-base", "@scope/dsh-base", "scope", "base", "dsh-basement", "subagent", "subagent-report",
              "workspace", "workspace:^", "tool/start", "start", "tool"]
@@ -482,6 +480,25 @@ def _at(root, sha, cache_dir, monkeypatch):
     return DshRepository(root / ".git", "fixture").snapshot(sha)
 
 
+def _repository(tmp_path, files: dict[str, str]) -> tuple[Path, str]:
+    """A repository with these files in one commit: its folder and the commit."""
+    root = tmp_path / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for rel, text in files.items():
+        _write(root, rel, text)
+    return root, _commit(root, "c", "2026-08-01T10:00:00Z", "c")
+
+
+def _reads(snapshot, monkeypatch) -> list[str]:
+    """The blob ids read through snapshots from here on, one at a time or in batches."""
+    read: list[str] = []
+    read_many, read_one = type(snapshot).read_many, type(snapshot).read
+    monkeypatch.setattr(type(snapshot), "read_many", lambda self, ids: read.extend(ids) or read_many(self, ids))
+    monkeypatch.setattr(type(snapshot), "read", lambda self, blob: read.append(blob) or read_one(self, blob))
+    return read
+
+
 def _results(refs):
     return [(r.text, r.status, r.message, r.place) for r in refs]
 
@@ -528,10 +545,7 @@ def test_fragments_at_a_new_commit_read_only_the_files_that_changed(moving, tmp_
     cache.end()
     snapshot = _at(root, c2, tmp_path / "cache", monkeypatch)
     blobs = snapshot.blob_ids()
-    read: list[str] = []
-    read_many, read_one = type(snapshot).read_many, type(snapshot).read
-    monkeypatch.setattr(type(snapshot), "read_many", lambda self, ids: read.extend(ids) or read_many(self, ids))
-    monkeypatch.setattr(type(snapshot), "read", lambda self, blob: read.append(blob) or read_one(self, blob))
+    read = _reads(snapshot, monkeypatch)
     kept, moved = check(snapshot, "{ kind: 'kept' }", "{ kind: 'moved' }")
     cache.end()
     assert kept.message == "matches src/keep.ts:2" and moved.message == "matches src/a.ts:2"
@@ -665,19 +679,12 @@ def test_quoted_code_is_compared_first_where_its_text_is_as_written_and_no_file_
     """`a.ts` matches `foo(1, 2)` by structure only (a comment between the arguments),
     `b.ts` and `c.ts` hold it as written: `b.ts`, the first that holds the text, is
     the answer, though `a.ts` comes before it; `c.ts`, after the match, is never read."""
-    root = tmp_path / "dsh"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    _write(root, "src/a.ts", "export const x = foo(1, /* two */ 2)\n")
-    _write(root, "src/b.ts", "\n\nexport const y = foo(1, 2)\n")
-    _write(root, "src/c.ts", "export const z = foo(1, 2)\n")
-    sha = _commit(root, "c1", "2026-08-01T10:00:00Z", "c1")
+    root, sha = _repository(tmp_path, {"src/a.ts": "export const x = foo(1, /* two */ 2)\n",
+                                       "src/b.ts": "\n\nexport const y = foo(1, 2)\n",
+                                       "src/c.ts": "export const z = foo(1, 2)\n"})
     snapshot = _at(root, sha, tmp_path / "cache", monkeypatch)
     blobs = snapshot.blob_ids()
-    read: list[str] = []
-    read_many, read_one = type(snapshot).read_many, type(snapshot).read
-    monkeypatch.setattr(type(snapshot), "read_many", lambda self, ids: read.extend(ids) or read_many(self, ids))
-    monkeypatch.setattr(type(snapshot), "read", lambda self, blob: read.append(blob) or read_one(self, blob))
+    read = _reads(snapshot, monkeypatch)
     [found] = check(snapshot, "foo(1, 2)")
     cache.end()
     assert found.message == "matches src/b.ts:3"
