@@ -427,3 +427,45 @@ def test_ctrl_c_in_a_forked_process_stops_the_check_without_doing_its_work_again
     result = run_cli("check", "--format", "json")
     assert result.exit_code == 130 and "interrupted" in result.stderr
     assert in_parent == []
+
+
+def test_a_shard_file_is_what_json_makes_of_its_format_mac_and_payload(tmp_path):
+    """The MAC is checked on the payload's text as the file holds it (not serialised
+    again), and the file is still exactly what earlier versions wrote and read:
+    json.dumps of {format, mac, payload}, the MAC of json.dumps(payload)."""
+    import hashlib
+    import hmac
+
+    from dshaudit.cache import Shard
+
+    key = b"k" * 32
+    payload = {"b": [1, 2], "a": {"x": "caf\u00e9 \u2192"}, "c": None}
+    path = tmp_path / "s.json"
+    shard = Shard(path, key)
+    for k, v in payload.items():
+        shard.put(k, v)
+    shard.flush()
+    mac = hmac.new(key, json.dumps(payload).encode(), hashlib.sha256).hexdigest()
+    assert path.read_bytes() == json.dumps({"format": FORMAT, "mac": mac, "payload": payload}).encode()
+    assert Shard(path, key).entries == payload
+    assert Shard(path, b"other key" * 4).entries == {}
+    # The same JSON written otherwise (other spacing) is not what the MAC is of: not used.
+    path.write_text(json.dumps({"format": FORMAT, "mac": mac, "payload": payload}, indent=1))
+    assert Shard(path, key).entries == {}
+
+
+def test_a_shard_with_any_byte_changed_or_cut_is_not_used(tmp_path):
+    from dshaudit.cache import Shard
+
+    key = b"k" * 32
+    path = tmp_path / "s.json"
+    shard = Shard(path, key)
+    shard.put("n", [1, 22, 333])
+    shard.flush()
+    good = path.read_bytes()
+    for i in range(len(good)):
+        for changed in (good[:i] + bytes([good[i] ^ 1]) + good[i + 1:], good[:i], good[:i] + good[i + 1:]):
+            path.write_bytes(changed)
+            assert Shard(path, key).entries == {}, changed
+    path.write_bytes(good)
+    assert Shard(path, key).entries == {"n": [1, 22, 333]}

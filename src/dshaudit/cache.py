@@ -252,37 +252,46 @@ def _user_key(root: Path) -> bytes:
     return key.encode()
 
 
-def _mac(key: bytes, body: str) -> str:
-    return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+def _mac(key: bytes, body: bytes) -> str:
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+# A shard file is `{"format": 2, "mac": "<64 hex>", "payload": <payload>}`, which is
+# what json.dumps makes of that dict; the MAC is of the payload's text as it stands there.
+_HEAD = b'{"format": %d, "mac": "' % FORMAT
+_BEFORE_PAYLOAD = b'", "payload": '
+_PAYLOAD_AT = len(_HEAD) + 64 + len(_BEFORE_PAYLOAD)
 
 
 def _load(path: Path, key: bytes) -> dict:
+    """The shard's payload, when its MAC holds; {} for anything else. The MAC is
+    checked on the payload's bytes as they are in the file, not on the payload
+    serialised again (for a large shard, that cost as much as reading it)."""
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
         with os.fdopen(fd, "rb") as handle:
             raw = handle.read()
     except OSError:
         return {}
+    mac, body = raw[len(_HEAD):len(_HEAD) + 64], raw[_PAYLOAD_AT:-1]
+    if not (raw.startswith(_HEAD) and raw[len(_HEAD) + 64:_PAYLOAD_AT] == _BEFORE_PAYLOAD and raw.endswith(b"}")
+            and hmac.compare_digest(mac, _mac(key, body).encode())):
+        return {}  # torn, damaged, edited, of another format or not ours: rebuilt by this run
     try:
-        doc = json.loads(raw)
-        payload = doc["payload"]
-        mac = doc.get("mac")
-        if doc.get("format") != FORMAT or not isinstance(mac, str) or not hmac.compare_digest(
-                mac, _mac(key, json.dumps(payload))):
-            return {}
-        return payload if isinstance(payload, dict) else {}
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return {}  # corrupt, truncated or not ours: rebuilt by this run
+        payload = json.loads(body)
+    except (ValueError, RecursionError):
+        return {}
+    return payload if isinstance(payload, dict) else {}
 
 
 def _store(path: Path, payload: dict, key: bytes) -> None:
-    # Key order is kept as it was (values are read back exactly as computed);
-    # the MAC is over that same serialisation.
-    body = json.dumps({"format": FORMAT, "mac": _mac(key, json.dumps(payload)), "payload": payload})
+    # Key order is kept as it was (values are read back exactly as computed). The
+    # payload is serialised once, its MAC taken of that text (json.dumps writes ASCII).
+    body = json.dumps(payload).encode("ascii")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(body)
+        with os.fdopen(fd, "wb") as out:
+            out.write(_HEAD + _mac(key, body).encode() + _BEFORE_PAYLOAD + body + b"}")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
