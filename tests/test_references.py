@@ -12,7 +12,7 @@ from fixture_repo import _commit, _write, git
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dshaudit import cache, nameindex
+from dshaudit import cache, fragments, nameindex
 from dshaudit.fragments import parse_fragment
 from dshaudit.model import LineRange, Pin, SourceLocation
 from dshaudit.names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name
@@ -649,7 +649,6 @@ def test_quoted_code_is_looked_for_among_the_nodes_a_walk_of_the_tree_would_visi
     """Candidate nodes come from a tree-sitter query, not a walk in Python: the same
     nodes, in the same order, for a type that is also a keyword (`string`, `object`),
     for the types a binding is declared by, and inside code that does not parse."""
-    from dshaudit import fragments
     from dshaudit.symbols import parse, walk
 
     source = (b"type T = { a: string; b?: object };\n"
@@ -697,3 +696,15 @@ def test_quoted_code_is_compared_first_where_its_text_is_as_written_and_no_file_
     [found] = check(_at(root, alone, tmp_path / "cache", monkeypatch), "foo(1, 2)")
     cache.end()
     assert found.message == "matches src/a.ts:1"
+
+
+def test_the_nodes_of_a_type_are_found_once_a_file_for_every_fragment_that_looks_for_them(tmp_path, monkeypatch):
+    root, sha = _repository(tmp_path, {"src/a.ts": "export const x = foo(1, 2)\nexport const y = foo(3, 4)\n"})
+    found: list[tuple[int, frozenset[str]]] = []
+    nodes_of = fragments._nodes_of
+    monkeypatch.setattr(fragments, "_nodes_of", lambda root, types, tsx: found.append(types) or nodes_of(root, types, tsx))
+    first, second, third = check(_at(root, sha, tmp_path / "cache", monkeypatch), "foo(1, 2)", "foo(3, 4)", "foo(5, 6)")
+    cache.end()
+    assert (first.message, second.message) == ("matches src/a.ts:1", "matches src/a.ts:2")
+    assert third.status is not ReferenceStatus.OK
+    assert found == [frozenset({"call_expression"})]

@@ -40,7 +40,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import tree_sitter
 
@@ -424,16 +424,18 @@ def _binding_holds(fragment: Fragment, value: tree_sitter.Node | None, type_text
 # -- searching a commit -------------------------------------------------------------
 
 
-def _candidates(fragment: Fragment, root: tree_sitter.Node, tsx: bool) -> Iterator[tree_sitter.Node]:
-    """Code nodes the fragment may match, in source order."""
+def _candidates(fragment: Fragment, nodes: Callable[[frozenset[str]], list[tree_sitter.Node]]
+                ) -> Iterator[tree_sitter.Node]:
+    """Code nodes the fragment may match, in source order, among the nodes of a file
+    (`nodes`: those of some types)."""
     if fragment.kind == "binding":
-        for n in _nodes_of(root, _DECLARING, tsx):
+        for n in nodes(_DECLARING):
             found = _declared(fragment, n)
             if found is not None and _binding_holds(fragment, *found):
                 yield n
         return
     wanted = unwrap(fragment.node).type
-    for n in _nodes_of(root, frozenset({wanted}), tsx):
+    for n in nodes(frozenset({wanted})):
         if match(fragment.node, n):
             yield n
 
@@ -571,6 +573,7 @@ class _Files:
         self.shard = cache.current().shard("fragment-blobs", VERSION)
         self.data: dict[str, bytes] = {}  # the files parsed, by blob id
         self.trees: dict[tuple[str, str], tree_sitter.Node] = {}  # parsed once for every fragment that reads them
+        self.found: dict[tuple[str, str, frozenset[str]], list[tree_sitter.Node]] = {}  # nodes by type, per file
 
     def read(self, paths: list[str]) -> None:
         missing = sorted({self.blobs[p] for p in paths} - set(self.data))
@@ -588,6 +591,14 @@ class _Files:
         if key not in self.trees:
             self.trees[key] = _parse_code(path, self.source(path))
         return self.trees[key]
+
+    def nodes(self, path: str, types: frozenset[str]) -> list[tree_sitter.Node]:
+        """The file's nodes of these types, found once for every fragment that asks
+        (fragments of one kind look for the same types in the same files)."""
+        key = (self.blobs[path], _reading_kind(path), types)
+        if key not in self.found:
+            self.found[key] = _nodes_of(self.tree(path), types, _reading_kind(path) == "tsx")
+        return self.found[key]
 
     @staticmethod
     def _needle(fragment: Fragment) -> bytes:
@@ -615,8 +626,7 @@ class _Files:
             if _reading_kind(path) == "text":
                 lines = _text_place(fragment, source)
             else:
-                lines = next((_lines(n) for n in _candidates(fragment, self.tree(path), _reading_kind(path) == "tsx")),
-                             None)
+                lines = next((_lines(n) for n in _candidates(fragment, lambda types: self.nodes(path, types))), None)
             hit = [lines.start, lines.end] if lines is not None else 0
             self.shard.put(key, hit)
         return LineRange(hit[0], hit[1]) if hit else None
@@ -626,9 +636,8 @@ class _Files:
         key = cache.digest("declarations", fragment.kind, fragment.source, self.blobs[path], _reading_kind(path))
         hit = self.shard.get(key)
         if hit is None:
-            root = self.tree(path)
             hit = []
-            for n in _nodes_of(root, _DECLARING, _reading_kind(path) == "tsx"):
+            for n in self.nodes(path, _DECLARING):
                 found = _declared(fragment, n)
                 if found is not None and (found[0] is not None or found[1] is not None):
                     lines = _lines(n)

@@ -479,13 +479,8 @@ def workspace_packages(ctx: FactContext, spec: DetectorSpec, matches: list[Match
     globs = [g for g in config.get("packages", []) if isinstance(g, str)]
     include = [glob_regex(g.rstrip("/")) for g in globs if not g.startswith("!")]
     exclude = [glob_regex(g[1:].rstrip("/")) for g in globs if g.startswith("!")]
-    members = sorted(
-        str(PurePosixPath(p).parent)
-        for p in ctx.blob_ids()
-        if p.endswith("/package.json")
-        and any(r.match(str(PurePosixPath(p).parent)) for r in include)
-        and not any(r.match(str(PurePosixPath(p).parent)) for r in exclude)
-    )
+    folders = [p.rpartition("/")[0] for p in ctx.blob_ids() if p.endswith("/package.json")]
+    members = sorted(f for f in folders if any(r.match(f) for r in include) and not any(r.match(f) for r in exclude))
     families = sorted({f for m in members if (f := layout().family_of(m))})
     text = ctx.text(path)
     evidence = tuple(Evidence(path, LineRange(n, n)) for g in globs if (n := _line_of(text, g)))
