@@ -708,3 +708,28 @@ def test_the_nodes_of_a_type_are_found_once_a_file_for_every_fragment_that_looks
     assert (first.message, second.message) == ("matches src/a.ts:1", "matches src/a.ts:2")
     assert third.status is not ReferenceStatus.OK
     assert found == [frozenset({"call_expression"})]
+
+
+def test_a_new_commit_with_odd_paths_is_indexed_from_a_base_as_a_cold_pass_finds(tmp_path, monkeypatch, regexes):
+    """The changed files go to git listed in an index, not named as pathspecs: paths
+    with a space, a tab, quotes, a leading dash, glob characters, a colon or letters
+    past ASCII are searched like any other, and a `.gitattributes` among them too."""
+    odd = ["src/with space.ts", "src/tab\there.ts", "src/'quoted\".ts", "-leading.ts", "src/[x].ts", "src/*.ts",
+           "src/a:b.ts", "src/\u00e9t\u00e9.ts", "docs/.gitattributes"]
+    kept = {f"src/kept{i}.ts": f"export const alpha{i} = {i}\n" for i in range(30)}  # most of the tree stays
+    root, base = _repository(tmp_path, {**kept, "src/keep.ts": "export const alpha = 1\n", "src/old.ts": "const beta = 2\n"})
+    for i, path in enumerate(odd):
+        _write(root, path, f"// alpha beta gamma{i}\n")
+    (root / "src/old.ts").unlink()
+    target = _commit(root, "c2", "2026-08-02T10:00:00Z", "c2")
+    names = ["alpha", "beta", "gamma3", "gamma8", "delta"]
+    cold = nameindex.index_for(_at(root, target, tmp_path / "cold", monkeypatch)).paths(names)
+    cache.end()
+    nameindex.index_for(_at(root, base, tmp_path / "warm", monkeypatch)).paths(names)
+    cache.end()
+    snapshot = _at(root, target, tmp_path / "warm", monkeypatch)
+    derived = nameindex.index_for(snapshot).paths(names)
+    cache.end()
+    assert nameindex.index_for(snapshot).base == base
+    assert derived == cold
+    assert cold["beta"] == frozenset(odd) and cold["gamma3"] == {"-leading.ts"} and cold["delta"] == frozenset()

@@ -83,7 +83,7 @@ PATHSPEC_CHARS = 100_000  # characters of paths on one git command line
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # every git knows it
 _PERL: dict[str, bool] = {}  # git dir -> whether its git greps with -P
 _WORD_NAME_RE = re.compile(r"[A-Za-z0-9_]+")
-_LINE_NUMBER_RE = re.compile(r"^[0-9]+:", re.MULTILINE)
+_LINE_NUMBER_RE = re.compile(r"^[0-9]+\0", re.MULTILINE)
 _SHA_RE = re.compile(r"[0-9a-f]{40}")
 
 
@@ -361,10 +361,11 @@ class NameIndex:
             if not group and not with_claims:
                 continue
             # --heading names each file once above its matches: on DSH the
-            # output is a tenth of what a path on every match line makes.
+            # output is a tenth of what a path on every match line makes. -z
+            # writes the path as it is (no C quotes around a tab or a quote).
             pattern = "(" + "|".join(sorted([escape_ere(n) for n in group] + [_any_case_ere(t) for t in with_claims],
                                             key=len, reverse=True)) + ")"
-            args = ["-c", "core.quotePath=false", "grep", "-o", *(["-n"] if with_claims else []), "--heading",
+            args = ["-c", "core.quotePath=false", "grep", "-o", "-z", *(["-n"] if with_claims else []), "--heading",
                     "--break", "-I", "-w", "-E", "-e", pattern]
             search.runs += [(group, with_claims, run, True) for run in self._start_git(args, files)]
         rest = [t for t in texts if not _is_word(t)]
@@ -402,7 +403,7 @@ class NameIndex:
             exact = alternation([*group, *(t for t in with_claims if not any_case(t))], re.escape)
             folded = [f"(?i:{t})" for t in sorted((t for t in with_claims if any_case(t)), key=len, reverse=True)]
             pattern = "(?<![A-Za-z0-9_])(?:" + "|".join([exact, *folded] if exact else folded) + ")(?![A-Za-z0-9_])"
-            args = ["-c", "core.quotePath=false", "grep", "-o", *(["-n"] if with_claims else []), "--heading",
+            args = ["-c", "core.quotePath=false", "grep", "-o", "-z", *(["-n"] if with_claims else []), "--heading",
                     "--break", "-I", "-P", "-e", pattern]
             search.runs += [(group, with_claims, run, True)
                             for run in self._start_git(args, search.files, env={**os.environ, "LC_ALL": "C"})]
@@ -441,7 +442,7 @@ class NameIndex:
                     continue
                 seen: dict[str, set[str]] = {}
                 for row in rows:
-                    number, _, text = row.partition(":")
+                    number, _, text = row.partition("\0")
                     for claim in inside.claims(text):
                         if taken[claim] < ABSENCE_PLACES and number not in seen.setdefault(claim, set()):
                             seen[claim].add(number)
