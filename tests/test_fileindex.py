@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 
 import pytest
 
@@ -62,16 +63,23 @@ def test_attributes_files_are_left_out_of_the_index(clone):
     assert FileIndex.of(git_dir, files[1:]) is None  # nothing else to list
 
 
-def test_an_index_git_would_list_only_in_part_is_not_made(clone):
+def test_an_index_git_would_list_only_in_part_is_not_made(clone, tmp_path, monkeypatch):
     """git skips a path it will not put in an index, and succeeds: such an index is refused."""
     git_dir, snap = clone
     blob = snap.blob_ids()["package.json"]
-    before = set(os.listdir(_temp()))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert FileIndex.of(git_dir, [("package.json", blob), (".git/hooks/x", blob)]) is None
-    assert set(os.listdir(_temp())) == before  # its folder is gone
+    assert not list(tmp_path.iterdir())  # its folder is gone
 
 
-def _temp() -> str:
-    import tempfile
+def test_an_index_interrupted_while_written_leaves_nothing_behind(clone, tmp_path, monkeypatch):
+    git_dir, snap = clone
 
-    return tempfile.gettempdir()
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(subprocess, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        FileIndex.of(git_dir, list(snap.blob_ids().items()))
+    assert not list(tmp_path.iterdir())

@@ -49,8 +49,12 @@ class FileIndex:
         made = cls(tempfile.mkdtemp(prefix="dshaudit-index-"),
                    [p for p, _ in files if posixpath.basename(p) == ".gitattributes"])
         entries = "".join(f"100644 {blob}\t{p}\0" for p, blob in listed).encode("utf-8", "surrogateescape")
-        proc = subprocess.run(["git", f"--git-dir={git_dir}", "update-index", "-z", "--index-info"], input=entries,
-                              capture_output=True, env={**os.environ, **made.env})
+        try:
+            proc = subprocess.run(["git", f"--git-dir={git_dir}", "update-index", "-z", "--index-info"], input=entries,
+                                  capture_output=True, env={**os.environ, **made.env})
+        except BaseException:  # Ctrl-C, or no git: nothing is left behind
+            made.close()
+            raise
         # git skips a path it will not put in an index (`.git/x`) with a warning, and
         # succeeds: anything said means the index may not list every file.
         if proc.returncode != 0 or proc.stderr.strip():
