@@ -68,6 +68,26 @@ def _cache_switch_reset():
     cache.configure(enabled=True)
 
 
+@pytest.fixture(autouse=True)
+def _repositories_closed(monkeypatch):
+    """Every clone a test opens is closed when the test ends. A handle that has read a
+    blob keeps a `git cat-file` running; its pipes, left to the garbage collector,
+    surface as a ResourceWarning in whichever test runs when it collects them."""
+    from dshaudit.repository import DshRepository
+
+    opened: list[DshRepository] = []
+    init = DshRepository.__init__
+
+    def recording(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        opened.append(self)
+
+    monkeypatch.setattr(DshRepository, "__init__", recording)
+    yield
+    for repository in opened:
+        repository.repo.close()
+
+
 def run_cli(*args: str, env: dict | None = None) -> Run:
     result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
     return Run(result.exit_code, result.stdout, result.stderr)
