@@ -32,7 +32,7 @@ def clone(request, fixture_repo):
 def test_an_index_greps_as_the_tree_does_for_the_files_it_lists(clone, pattern, pick):
     git_dir, snap = clone
     files = list(snap.blob_ids().items())[pick]
-    listing = FileIndex.of(git_dir, files)
+    listing = FileIndex.of(git_dir, [p for p, _ in files], dict(files))
     assert listing is not None and listing.left_out == []
     try:
         flags = ["-n", "-I", "-F", "-e", pattern]
@@ -51,7 +51,7 @@ def test_attributes_files_are_left_out_of_the_index(clone):
     git_dir, snap = clone
     blob = snap.blob_ids()["package.json"]
     files = [("package.json", blob), (".gitattributes", blob), ("docs/.gitattributes", blob)]
-    listing = FileIndex.of(git_dir, files)
+    listing = FileIndex.of(git_dir, [p for p, _ in files], dict(files))
     assert listing is not None
     try:
         listed = subprocess.run(["git", f"--git-dir={git_dir}", "ls-files", "-z"], capture_output=True,
@@ -60,7 +60,21 @@ def test_attributes_files_are_left_out_of_the_index(clone):
         assert listing.left_out == [".gitattributes", "docs/.gitattributes"]
     finally:
         listing.close()
-    assert FileIndex.of(git_dir, files[1:]) is None  # nothing else to list
+    assert FileIndex.of(git_dir, [p for p, _ in files[1:]], dict(files)) is None  # nothing else to list
+
+
+def test_the_paths_an_index_does_not_list_are_left_out_in_their_order(clone):
+    """A path with no blob id given (a link, a submodule, a file the caller knows
+    nothing of) is not listed: the caller names it as a pathspec, as a tree grep would."""
+    git_dir, snap = clone
+    blobs = snap.blob_ids()
+    paths = ["vendor/submodule", "package.json", "docs/context-link.ts", "docs/.gitattributes", "assets/logo.bin"]
+    listing = FileIndex.of(git_dir, paths, blobs | {"docs/.gitattributes": blobs["package.json"]})
+    assert listing is not None
+    try:
+        assert listing.left_out == ["vendor/submodule", "docs/context-link.ts", "docs/.gitattributes"]
+    finally:
+        listing.close()
 
 
 def test_an_index_git_would_list_only_in_part_is_not_made(clone, tmp_path, monkeypatch):
@@ -68,7 +82,7 @@ def test_an_index_git_would_list_only_in_part_is_not_made(clone, tmp_path, monke
     git_dir, snap = clone
     blob = snap.blob_ids()["package.json"]
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert FileIndex.of(git_dir, [("package.json", blob), (".git/hooks/x", blob)]) is None
+    assert FileIndex.of(git_dir, ["package.json", ".git/hooks/x"], {"package.json": blob, ".git/hooks/x": blob}) is None
     assert not list(tmp_path.iterdir())  # its folder is gone
 
 
@@ -81,5 +95,5 @@ def test_an_index_interrupted_while_written_leaves_nothing_behind(clone, tmp_pat
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(subprocess, "run", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        FileIndex.of(git_dir, list(snap.blob_ids().items()))
+        FileIndex.of(git_dir, list(snap.blob_ids()), snap.blob_ids())
     assert not list(tmp_path.iterdir())

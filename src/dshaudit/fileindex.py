@@ -9,8 +9,8 @@ those files costs. Writing an index that lists them takes about 4 ms
 to the clone), and `git grep --cached` reads the blobs it lists, no others.
 
 What stays as it was: the blobs are those of the tree, and only regular files
-are listed (a grep of a tree searches no symbolic link or submodule either,
-and the callers pass regular files only). Beside the index, git reads
+are listed (a grep of a tree searches no symbolic link or submodule either:
+the callers give the blob ids of regular files only). Beside the index, git reads
 attributes (which files are binary). A bare clone takes none from the tree,
 with or without an index; no `.gitattributes` file is ever listed, so none
 comes from this index in any clone, and those few paths are left to the
@@ -32,22 +32,23 @@ class FileIndex:
     def __init__(self, folder: str, left_out: list[str]):
         self.folder = folder
         self.path = os.path.join(folder, "index")
-        self.left_out = left_out  # paths not listed: `.gitattributes` files
+        self.left_out = left_out  # the paths asked for and not listed, in their order
 
     @property
     def env(self) -> dict[str, str]:
         return {"GIT_INDEX_FILE": self.path}
 
     @classmethod
-    def of(cls, git_dir: str, files: list[tuple[str, str]]) -> "FileIndex | None":
-        """The index of these regular files (path, blob id); None when there is none
-        to list, or git cannot list every one of them (the caller then names the
-        files as pathspecs)."""
-        listed = [(p, blob) for p, blob in files if posixpath.basename(p) != ".gitattributes"]
+    def of(cls, git_dir: str, paths: list[str], blobs: dict[str, str]) -> "FileIndex | None":
+        """An index of those of `paths` that are regular files with a blob id in `blobs`,
+        `.gitattributes` files aside; the others are `left_out`, for the caller to name
+        as pathspecs. None when there is none to list, or git cannot list every one
+        of them (the caller then names them all)."""
+        listed = [(p, blobs[p]) for p in paths if p in blobs and posixpath.basename(p) != ".gitattributes"]
         if not listed:
             return None
-        made = cls(tempfile.mkdtemp(prefix="dshaudit-index-"),
-                   [p for p, _ in files if posixpath.basename(p) == ".gitattributes"])
+        taken = {p for p, _ in listed}
+        made = cls(tempfile.mkdtemp(prefix="dshaudit-index-"), [p for p in paths if p not in taken])
         entries = "".join(f"100644 {blob}\t{p}\0" for p, blob in listed).encode("utf-8", "surrogateescape")
         try:
             proc = subprocess.run(["git", f"--git-dir={git_dir}", "update-index", "-z", "--index-info"], input=entries,

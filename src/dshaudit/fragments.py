@@ -571,7 +571,7 @@ class _Files:
         self.snapshot = snapshot
         self.blobs = snapshot.blob_ids()
         self.shard = cache.current().shard("fragment-blobs", VERSION)
-        self.data: dict[str, bytes] = {}  # the files parsed, by blob id
+        self.data: dict[str, bytes] = {}  # the files read (to parse, or to look for a fragment's text), by blob id
         self.trees: dict[tuple[str, str], tree_sitter.Node] = {}  # parsed once for every fragment that reads them
         self.found: dict[tuple[str, str, frozenset[str]], list[tree_sitter.Node]] = {}  # nodes by type, per file
 
@@ -678,7 +678,7 @@ def _evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex", plan
     if plan.verdict is not None or plan.undecided:
         return plan.verdict
     at = snapshot.sha[:8]
-    holding, reading = plan.holding, list(plan.reading)
+    holding, reading = plan.holding, plan.reading
     for path in _text_holders_first(fragment, reading, files):
         lines = files.match(fragment, path)
         if lines is not None:

@@ -24,12 +24,11 @@ class Grep:
         found: dict[str, set[str]] = {p: set() for p in paths}
         args = ["-o", "-z", "-a", "-F", "--no-color"] + [a for n in needles for a in ("-e", n)]
         prefix = self.sha + ":"
-        known = blobs or {}
-        listing = FileIndex.of(str(self.repo.git_dir), [(p, known[p]) for p in paths if p in known])
+        listing = FileIndex.of(str(self.repo.git_dir), paths, blobs) if blobs else None
         runs: list[tuple[list[str], dict[str, str] | None]] = []
         if listing is not None:
             runs.append((["--cached"], listing.env))
-            paths = sorted({*listing.left_out, *(p for p in paths if p not in known)})
+            paths = listing.left_out
         runs += [([self.sha, "--", *(f":(literal){p}" for p in paths[i:i + 1000])], None)
                  for i in range(0, len(paths), 1000)]
         try:

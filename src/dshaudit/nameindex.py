@@ -319,14 +319,12 @@ class NameIndex:
             self.git_calls += 1
             return [_Started(self.git_dir, [*args, self.sha], env)]
         runs = []
-        blobs = self.snapshot.blob_ids()
-        listing = FileIndex.of(str(self.git_dir), [(p, blobs[p]) for p in files if p in blobs])
+        listing = FileIndex.of(str(self.git_dir), files, self.snapshot.blob_ids())
         if listing is not None:
             self.git_calls += 1
             at = args.index("grep") + 1
             runs.append(_Started(self.git_dir, [*args[:at], "--cached", *args[at:]], env, listing))
-            listed = set(files) - set(listing.left_out)
-            files = [p for p in files if p not in listed]
+            files = listing.left_out
         for chunk in _pathspec_chunks(files):
             self.git_calls += 1
             runs.append(_Started(self.git_dir, ["--literal-pathspecs", *args, self.sha, "--", *chunk], env))

@@ -698,7 +698,6 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | N
             shared += groups.pop(bits)
         groups[shared_bits] = groups.get(shared_bits, []) + sorted(shared)
     env = {**os.environ, "LC_ALL": "C"}
-    known = blobs or {}
     procs = []
     listings: list[FileIndex] = []
     try:
@@ -706,13 +705,13 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | N
             mine = {s: words[s] for i, s in enumerate(order) if bits >> i & 1}
             options = ["-P", "-n", "-z", "-I", "--no-color", "--no-textconv", "-e", _screen_pattern(mine)]
             args = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", *options]
-            listing = FileIndex.of(git_dir, [(p, known[p]) for p in paths if p in known]) if commit else None
+            listing = FileIndex.of(git_dir, paths, blobs) if commit and blobs else None
             if listing is not None:
                 listings.append(listing)
                 cached = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", "--cached", *options]
                 procs.append(subprocess.Popen(cached, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                               env={**env, **listing.env}))
-                paths = sorted({*listing.left_out, *(p for p in paths if p not in known)})
+                paths = listing.left_out
             batch: list[str] = []
             size = 0
             for i, p in enumerate(paths):
