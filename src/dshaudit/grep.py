@@ -16,11 +16,13 @@ class Grep:
         self.repo = repo
         self.sha = sha
 
-    def needles(self, needles: list[str], paths: list[str], blobs: dict[str, str] | None = None) -> dict[str, set[str]]:
+    def needles(self, needles: list[str], paths: list[str],
+                blobs: dict[str, str] | None = None) -> dict[str, set[str] | None]:
         """Which of `needles` (fixed strings) occur in each of `paths`: one `git grep -o`,
-        instead of reading every blob. The regular files whose blob ids are given
-        (`blobs`) are listed in an index for git (`fileindex`); the rest are named
-        as pathspecs, a process per thousand."""
+        instead of reading every blob; None for a file where git's answer may leave
+        one out (`_hiding`), which the caller reads. The regular files whose blob ids
+        are given (`blobs`) are listed in an index for git (`fileindex`); the rest
+        are named as pathspecs, a process per thousand."""
         found: dict[str, set[str]] = {p: set() for p in paths}
         args = ["-o", "-z", "-a", "-F", "--no-color"] + [a for n in needles for a in ("-e", n)]
         prefix = self.sha + ":"
@@ -48,4 +50,19 @@ class Grep:
         finally:
             if listing is not None:
                 listing.close()
-        return found
+        # A needle of several lines is several patterns to git: its matches say too little.
+        hiding = set(needles) if any("\n" in n for n in needles) else _hiding(needles)
+        return {p: None if texts and (texts & hiding or not texts <= set(needles))
+                else {n for n in needles if any(n in t for t in texts)}
+                for p, texts in found.items()}
+
+
+def _hiding(needles: list[str]) -> set[str]:
+    """The needles whose match may hide another needle from `git grep -o`. git reports
+    the leftmost match (the longest of those that begin there) and goes on after
+    its end, so a needle at a place inside a reported match is not reported. If it
+    ends inside that match it is part of the match's text, and read from it; if it
+    ends past it (a suffix of the match begins it: `maxDepth` and `hasOwn` in
+    `maxDepthasOwn`), only the file tells. A file with a match of these is read."""
+    return {m for m in needles for n in needles if n != m and n not in m
+            and any(m.endswith(n[:k]) for k in range(1, min(len(m), len(n))))}

@@ -310,15 +310,15 @@ class FactContext:
         ids = self.blob_ids()
         unknown = [p for p in paths if shard.get(ids[p]) is None]
         if unknown:
-            # First pass in C: git grep -o over the unknown files. A file where it
-            # finds no literal holds none. Where it finds one, a literal may hide
-            # another (grep -o reports the leftmost match, and matches can
-            # overlap), so those few files are read and every literal looked for.
+            # In C: git grep -o over the unknown files says which literals each holds,
+            # except in the few files where one match may hide another literal
+            # (Grep.needles): those are read, and every literal looked for.
             hits = self.snapshot.grep.needles(needles, unknown, ids)
             for p in unknown:
-                if not hits[p]:
-                    shard.put(ids[p], 0)
-            holding = [p for p in unknown if hits[p]]
+                held = hits[p]
+                if held is not None:
+                    shard.put(ids[p], sum(1 << k for k, n in enumerate(needles) if n in held))
+            holding = [p for p in unknown if hits[p] is None]
             encoded = [n.encode("utf-8") for n in needles]
             for i in range(0, len(holding), 400):
                 chunk = holding[i:i + 400]

@@ -1,0 +1,54 @@
+"""`Grep.needles`: which fixed strings each file holds, from one `git grep -o`,
+equal to looking in the file itself, overlapping needles included."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from fixture_repo import _commit, _write, git
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from dshaudit.grep import _hiding
+from dshaudit.repository import DshRepository
+
+# Few letters, so that needles overlap and hide one another often.
+_needles = st.sets(st.text("abc", min_size=1, max_size=4), min_size=1, max_size=5).map(sorted)
+_files = st.lists(st.text("abc-\n", max_size=40), min_size=1, max_size=8)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(needles=_needles, texts=_files)
+@example(needles=["hasOwn", "maxDepth"], texts=["const x = maxDepthasOwn\n", "maxDepth hasOwn\n", "none\n"])
+@example(needles=["ab", "b", "bc"], texts=["abc\n", "ab\n", "xbcx\n"])
+def test_the_needles_git_reports_are_those_each_file_holds(needles, texts):
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        git(root, "init", "-q", "-b", "main")
+        for i, text in enumerate(texts):
+            _write(root, f"f{i}.txt", text)
+        sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
+        repository = DshRepository.open(str(root), "unused")
+        try:
+            snap = repository.snapshot(sha)
+            paths = sorted(snap.blob_ids())
+            found = snap.grep.needles(needles, paths, snap.blob_ids())
+        finally:
+            repository.repo.close()
+    hiding = _hiding(needles)
+    for i, text in enumerate(texts):
+        held = {n for n in needles if n in text}
+        answer = found[f"f{i}.txt"]
+        if answer is None:  # the caller reads this file: only where a match may hide a needle
+            assert held & hiding, (text, needles)
+        else:
+            assert answer == held, (text, needles)
+
+
+def test_needles_that_cannot_hide_one_another_are_never_read_again():
+    """`"snapshot"` contains no start of `'snapshot'` past its first letter, nor the
+    other way: git's matches say everything, and no file is read to learn more."""
+    assert _hiding(["'snapshot'", '"snapshot"', "constructor", "surfaceOp"]) == set()
+    assert _hiding(["maxDepth", "hasOwn"]) == {"maxDepth"}
+    assert _hiding(["ab", "b"]) == set()  # `b` inside a match of `ab` is read from the match
