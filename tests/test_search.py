@@ -3,11 +3,13 @@ on the fixture repository, the refusals, and lint's rule for stated searches."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 
 import pytest
 from conftest import run_cli, write_findings
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dshaudit import search
@@ -424,3 +426,52 @@ def test_the_files_a_search_derives_anew_are_those_git_diff_tree_gives_for_its_p
         expected = [(path, meta.split(" ")[1], meta.split(" ")[3]) for meta, path in zip(fields[0::2], fields[1::2]) if meta]
         assert changed[spec] == expected, spec.pathspecs
     assert any(changed.values()) and not all(changed[s] == changed[next(iter(searches))] for s in searches)
+
+
+_line = st.text("aAbB_-. 9é\u212a", max_size=24)  # é: not ASCII; K (Kelvin sign) folds to k
+_word = st.text("abAB_ ", min_size=1, max_size=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(mode=st.sampled_from(["-F", "-E", "basic"]), flags=st.sets(st.sampled_from(["-i", "-w"])),
+       words=st.lists(_word, min_size=1, max_size=3), lines=st.lists(_line, min_size=1, max_size=12))
+@example(mode="-E", flags={"-w"}, words=["ab", "ab_x"], lines=["ab_xy ab", "ab_x", "xab ab_x"])
+@example(mode="-E", flags={"-w", "-i"}, words=["a", "ab"], lines=["ab-", "Aba a", "b_A"])
+@example(mode="-E", flags={"-w"}, words=["a", "a b"], lines=["a bc", "a b"])  # git never tries `a` at 0
+def test_a_search_of_plain_words_matches_the_lines_git_grep_matches(mode, flags, words, lines, tmp_path_factory):
+    """line_test answers for the lines of ASCII that git grep is asked about after a
+    screen; here it is compared with git itself, -w's retries after a rejected
+    place (`ab_x` in `ab_xy ab`) and case folding included. Under -w a line can hold
+    a whole word git does not match: in `a bc` it rejects `a b` and moves past `a`."""
+    pattern = words[0] if mode != "-E" else "|".join(words)
+    asked = search.Search("search", tuple(sorted(flags)) + ((mode,) if mode != "basic" else ()), pattern, (), "s")
+    found = search.line_test(asked)
+    assert found is not None
+    folder = tmp_path_factory.mktemp("lines")
+    (folder / "f").write_bytes(b"".join(line.encode() + b"\n" for line in lines))
+    command, *options = search._grep_args(asked)
+    proc = subprocess.run(["git", *search._FIXED_CONFIG, command, "--no-index", *options, "--", "f"], cwd=folder,
+                          capture_output=True, env={**os.environ, "LC_ALL": "C.UTF-8"})
+    assert proc.returncode in (0, 1), proc.stderr
+    by_git = [int(record.split(b"\0")[1]) for record in proc.stdout.split(b"\n") if record]
+    answers = [found(line.encode()) for line in lines]
+    if "-i" in flags:
+        assert all(a is None for a, line in zip(answers, lines) if "\u212a" in line)
+    assert [n for n, a in enumerate(answers, 1) if a] == [n for n in by_git if answers[n - 1] is not None]
+
+
+def test_only_plain_words_are_answered_without_git(monkeypatch):
+    def test(flags, pattern):
+        return search.line_test(search.Search("search", flags, pattern, (), "s"))
+
+    assert test(("-E",), "agents\\.(create|resume)") is None
+    assert test(("-E",), "a||b") is None  # an empty alternative matches every line
+    assert test((), "a.b") is None and test((), "a\\|b") is None
+    assert test((), "a|b+{c}") is not None  # all plain characters in a basic regex
+    assert test(("-F",), "café") is None
+    assert test((), "x")(b"\xffx") is None  # not UTF-8: git is asked
+    assert test(("-i",), "x") is not None
+    monkeypatch.setenv("LC_ALL", "tr_TR.UTF-8")  # `i` and `I` are no pair there
+    assert test(("-i",), "x") is None and test((), "x") is not None
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    assert test(("-i",), "k")("\u212a".encode()) is None and test(("-i",), "k")("é K".encode()) is True

@@ -345,9 +345,15 @@ class _Printed:
         return place in self._printed
 
     def regrep(self, search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
-        """`regrep` on the printed lines of these places, with their line numbers in the files."""
+        """`regrep` on the printed lines of these places, with their line numbers in the files:
+        by `line_test` when it can answer for them, else by git."""
         import tempfile
 
+        test = line_test(search)
+        answers = {place: [(n, test(text)) for n, text in self._printed[place]] for place in sorted(places)} if test else {}
+        if test and all(a is not None for found in answers.values() for _, a in found):
+            kept = {place: [n for n, matched in found if matched] for place, found in answers.items()}
+            return {place: numbers for place, numbers in kept.items() if numbers}
         origin: list[tuple[tuple[str, str], int]] = []  # each line of the file: its place and line number
         fd, path = tempfile.mkstemp(dir=self.folder)
         with os.fdopen(fd, "wb") as out:
@@ -542,6 +548,77 @@ def literals(search: Search) -> tuple[bytes, ...] | None:
     if "-i" in search.flags:
         return tuple(word.lower().encode() for word in found)
     return tuple(word.encode() for word in found)
+
+
+def line_test(search: Search) -> Callable[[bytes], bool | None] | None:
+    """Whether git grep matches a line, for a search whose pattern is plain words
+    (`-F 'a b'`, a basic regex of no special character, or an extended one of
+    words and top-level bars, `cost|usage`): those are exactly the lines holding
+    a word, case folded under -i. The answer is None (git is asked) for a line
+    that is not UTF-8, or under -i holds a character that may fold to an ASCII
+    letter (_FOLDING); ASCII letters fold alike in every locale but the Turkic
+    ones, where `i` and `I` are no pair. Words of ASCII match the same bytes in
+    UTF-8 whatever the library, since no byte of a longer character is ASCII.
+    Under -w, as git does it (`match_one_pattern`): the leftmost match, the
+    longest of those that begin there, must have no word character (ASCII letter,
+    digit, `_`) either side; if it has, the search goes on from the first place
+    after it that follows a non-word character, so a shorter word at a rejected
+    place is never tried. None for any other search."""
+    words = _plain_words(search)
+    folds = "-i" in search.flags
+    if words is None or (folds and not _folds_ascii_alike()):
+        return None
+    flags = re.IGNORECASE if folds else 0  # a bytes pattern folds ASCII letters only
+    found = re.compile(b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True)), flags).search
+
+    def whole_word(line: bytes) -> bool:
+        start, end = 0, len(line)
+        while (m := found(line, start)) is not None:
+            a, b = m.span()
+            if (a == 0 or line[a - 1] not in _WORD_BYTES) and (b == end or line[b] not in _WORD_BYTES):
+                return True
+            if a + 1 >= end:
+                return False
+            start = a + 1
+            while start < end and line[start - 1] in _WORD_BYTES:
+                start += 1
+            if start >= end:
+                return False
+        return False
+
+    def test(line: bytes) -> bool | None:
+        if not line.isascii():
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            if folds and _FOLDING_RE.search(line):
+                return None
+        return whole_word(line) if "-w" in search.flags else found(line) is not None
+
+    return test
+
+
+_WORD_BYTES = frozenset((string.ascii_letters + string.digits + "_").encode())  # git's word_char
+_TURKIC = frozenset({"tr", "az", "crh", "tt", "ba", "kk", "ku"})  # locales where i and I are not each other's case
+
+
+def _plain_words(search: Search) -> tuple[str, ...] | None:
+    """The words a search's pattern is exactly (any of them matches), or None."""
+    pattern = search.pattern
+    if not pattern or not pattern.isascii() or "\n" in pattern:
+        return None
+    if "-F" in search.flags:
+        return (pattern,)
+    if "-E" in search.flags:
+        words = tuple(pattern.split("|"))
+        return None if any(not w or _ERE_META & set(w) for w in words) else words
+    return None if _BRE_META & set(pattern) else (pattern,)
+
+
+def _folds_ascii_alike() -> bool:
+    name = os.environ.get("LC_ALL") or os.environ.get("LC_CTYPE") or os.environ.get("LANG") or "C"
+    return _utf8_locale() and re.split(r"[_.@]", name, maxsplit=1)[0].lower() not in _TURKIC
 
 
 def _bars_inside_groups(pattern: str) -> bool | None:
