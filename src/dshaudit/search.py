@@ -298,18 +298,25 @@ def found_in(places: dict[Search, list[tuple[str, str, str]]], git_dir: str,
     named = {s: [path if one else f"{sha}:{path}" for sha, path, _ in ps] for s, ps in screenable.items()}
     blobs = {path: blob for ps in screenable.values() for _, path, blob in ps} if one else None
     by_git = grep_screened(named, git_dir, one, blobs)
-    passed: dict[Search, set[tuple[str, str]]]
+    # Each search's own sets are looked up once, outside the loops over its thousands of
+    # places: a Search is hashed field by field, and that once a place would cost more.
+    passed: dict[Search, set[tuple[str, str]]] = {}
     if by_git is not None:
-        passed = {s: {(sha, path) for (sha, path, _), name in zip(ps, named[s]) if name in by_git.passed[s]}
-                  for s, ps in screenable.items()}
+        for s, ps in screenable.items():
+            kept = by_git.passed[s]
+            passed[s] = {(sha, path) for (sha, path, _), name in zip(ps, named[s]) if name in kept} if kept else set()
     else:  # a locale other than UTF-8: the files are read here
         by_blob = screened({s: [blob for _, _, blob in ps] for s, ps in screenable.items()}, read)
-        passed = {s: {(sha, path) for sha, path, blob in ps if blob in by_blob[s]} for s, ps in screenable.items()}
+        for s, ps in screenable.items():
+            kept = by_blob[s]
+            passed[s] = {(sha, path) for sha, path, blob in ps if blob in kept}
+    names: dict[tuple[str, str], str] = {}
+    for s, ps in screenable.items():
+        if through := passed[s]:
+            names.update({(sha, path): name for (sha, path, _), name in zip(ps, named[s]) if (sha, path) in through})
 
     with tempfile.TemporaryDirectory(prefix="dshaudit-screened-") as folder:
-        printed = _Printed(folder, by_git.lines if by_git is not None else {},
-                           {(sha, path): name for s in screenable for (sha, path, _), name in zip(screenable[s], named[s])
-                            if (sha, path) in passed[s]})
+        printed = _Printed(folder, by_git.lines if by_git is not None else {}, names)
 
         def lines(s: Search) -> dict[tuple[str, str], list[int]]:
             kept = passed.get(s)
@@ -823,8 +830,8 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | N
     screens = {p: Screen(b"\n".join(text for _, text in printed)) for p, printed in lines.items()}
     passed: dict[Search, set[str]] = {s: set() for s in wanted}
     for s, ps in wanted.items():
-        folds = "-i" in s.flags
-        passed[s] = {p for p in ps if p in screens and may_match(words[s], folds, screens[p])}
+        folds, its_words = "-i" in s.flags, words[s]  # not looked up a path (a Search hashes slowly)
+        passed[s] = {p for p in ps if p in screens and may_match(its_words, folds, screens[p])}
     return Screened(passed, lines)
 
 
