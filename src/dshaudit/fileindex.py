@@ -15,6 +15,10 @@ attributes (which files are binary). A bare clone takes none from the tree,
 with or without an index; no `.gitattributes` file is ever listed, so none
 comes from this index in any clone, and those few paths are left to the
 caller (`left_out`), to be grepped through a pathspec as before.
+
+Where the entry point's helper (`prefetch`) wrote the listed files out, each
+with the blob listed here, git greps that folder as the index's work tree
+(`grep_options`, `env`) instead of inflating the blobs again.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import shutil
 import subprocess
 import tempfile
 
+from . import prefetch
+
 
 class FileIndex:
     """An index file listing (path, blob) pairs; `env` points git at it; `close` removes it."""
@@ -33,10 +39,17 @@ class FileIndex:
         self.folder = folder
         self.path = os.path.join(folder, "index")
         self.left_out = left_out  # the paths asked for and not listed, in their order
+        self.work_tree: str | None = None  # where the listed files were written out already (`prefetch`)
 
     @property
     def env(self) -> dict[str, str]:
-        return {"GIT_INDEX_FILE": self.path}
+        return {"GIT_INDEX_FILE": self.path, **({"GIT_WORK_TREE": self.work_tree} if self.work_tree else {})}
+
+    @property
+    def grep_options(self) -> list[str]:
+        """How `git grep` reads the listed files: from their blobs (`--cached`), or
+        from the work tree where `prefetch` wrote them, which it need not inflate."""
+        return [] if self.work_tree else ["--cached"]
 
     @classmethod
     def of(cls, git_dir: str, paths: list[str], blobs: dict[str, str]) -> "FileIndex | None":
@@ -61,6 +74,7 @@ class FileIndex:
         if proc.returncode != 0 or proc.stderr.strip():
             made.close()
             return None
+        made.work_tree = prefetch.folder_for(git_dir, [p for p, _ in listed], blobs)
         return made
 
     def close(self) -> None:

@@ -29,7 +29,7 @@ class Grep:
         listing = FileIndex.of(str(self.repo.git_dir), paths, blobs) if blobs else None
         runs: list[tuple[list[str], dict[str, str] | None]] = []
         if listing is not None:
-            runs.append((["--cached"], listing.env))
+            runs.append((listing.grep_options, listing.env))
             paths = listing.left_out
         runs += [([self.sha, "--", *(f":(literal){p}" for p in paths[i:i + 1000])], None)
                  for i in range(0, len(paths), 1000)]

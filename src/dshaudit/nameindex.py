@@ -323,7 +323,7 @@ class NameIndex:
         if listing is not None:
             self.git_calls += 1
             at = args.index("grep") + 1
-            runs.append(_Started(self.git_dir, [*args[:at], "--cached", *args[at:]], env, listing))
+            runs.append(_Started(self.git_dir, [*args[:at], *listing.grep_options, *args[at:]], env, listing))
             files = listing.left_out
         for chunk in _pathspec_chunks(files):
             self.git_calls += 1

@@ -24,7 +24,7 @@ import git
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 from gitdb.exc import BadName, BadObject
 
-from . import ui
+from . import ui, userdirs
 from .errors import InputError, RepoError
 from .snapshot import Snapshot
 
@@ -35,12 +35,7 @@ ALLOWED_URL_RE = re.compile(r"^(https://|http://|ssh://|git://|file://|git@[\w.\
 
 
 def user_cache_dir() -> Path:
-    override = os.environ.get("DSHAUDIT_CACHE_DIR")
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("dshaudit"))
+    return Path(userdirs.user_cache_dir())
 
 
 def _cached_clone_path(url: str) -> Path:

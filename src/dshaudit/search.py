@@ -792,7 +792,7 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | N
             listing = FileIndex.of(git_dir, paths, blobs) if commit and blobs else None
             if listing is not None:
                 listings.append(listing)
-                cached = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", "--cached", *options]
+                cached = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", *listing.grep_options, *options]
                 procs.append(subprocess.Popen(cached, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                               env={**env, **listing.env}))
                 paths = listing.left_out
