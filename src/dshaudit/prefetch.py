@@ -44,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 
-from .userdirs import user_cache_dir
+from .places import clone_spec, git_dir_at, is_url, user_cache_dir
 
 NOTE = "prefetch.json"  # in the user cache directory
 _PREFIX = "dshaudit-prefetch-"
@@ -95,11 +95,10 @@ def _plan(argv: list[str]) -> tuple[str, str, str] | None:
     if not words or words[0] != "check" or os.environ.get("DSHAUDIT_NO_CACHE"):
         return None
     pin = _option(words, "--pin")
-    spec = _option(words, "--repo") or os.environ.get("DSH_REPO")
-    if not pin or not spec or "://" in spec or spec.startswith("git@") or "::" in spec:
+    spec = clone_spec(_option(words, "--repo"))
+    if not pin or not spec or is_url(spec):
         return None
-    path = os.path.expanduser(spec)
-    git_dir = os.path.join(path, ".git") if os.path.isdir(os.path.join(path, ".git")) else path
+    git_dir = git_dir_at(os.path.expanduser(spec))
     if not os.path.isdir(git_dir) or os.path.exists(os.path.join(git_dir, "info", "attributes")):
         return None
     try:

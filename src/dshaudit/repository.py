@@ -24,7 +24,7 @@ import git
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 from gitdb.exc import BadName, BadObject
 
-from . import ui, userdirs
+from . import places, ui
 from .errors import InputError, RepoError
 from .snapshot import Snapshot
 
@@ -35,7 +35,7 @@ ALLOWED_URL_RE = re.compile(r"^(https://|http://|ssh://|git://|file://|git@[\w.\
 
 
 def user_cache_dir() -> Path:
-    return Path(userdirs.user_cache_dir())
+    return Path(places.user_cache_dir())
 
 
 def _cached_clone_path(url: str) -> Path:
@@ -43,10 +43,6 @@ def _cached_clone_path(url: str) -> Path:
     digest = hashlib.sha256(url.encode()).hexdigest()[:12]
     name = re.sub(r"[^\w.-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).removesuffix(".git")
     return user_cache_dir() / "repos" / f"{name}-{digest}.git"
-
-
-def _is_url(spec: str) -> bool:
-    return "://" in spec or spec.startswith("git@") or "::" in spec
 
 
 class DshRepository:
@@ -85,20 +81,19 @@ class DshRepository:
     @classmethod
     def open(cls, spec: str | None, upstream_url: str) -> "DshRepository":
         """`--repo` value, else $DSH_REPO, else a cached clone of the upstream URL."""
-        spec = spec or os.environ.get("DSH_REPO") or None
-        if spec and not _is_url(spec):
+        spec = places.clone_spec(spec)
+        if spec and not places.is_url(spec):
             path = Path(spec).expanduser()
             if not path.exists():
                 raise RepoError(f"{spec}: no such DSH clone (set --repo or DSH_REPO to a clone of {upstream_url})")
-            git_dir = path / ".git" if (path / ".git").is_dir() else path
-            return cls(git_dir, spec)
+            return cls(Path(places.git_dir_at(str(path))), spec)
         return cls.cached_clone(spec or upstream_url)
 
     @staticmethod
     def at_hand(spec: str | None, upstream_url: str) -> bool:
         """Whether `open` would find a clone without making one."""
-        spec = spec or os.environ.get("DSH_REPO") or None
-        if spec and not _is_url(spec):
+        spec = places.clone_spec(spec)
+        if spec and not places.is_url(spec):
             return Path(spec).expanduser().exists()
         return (_cached_clone_path(spec or upstream_url) / "objects").is_dir()
 
