@@ -1,3 +1,3 @@
-from .entry import main
+from dshaudit.cli import main
 
 main()

@@ -123,24 +123,9 @@ def check(session: Session, paths: tuple[Path, ...], pin: str | None, strict: bo
     finally:
         if ahead is not None:
             ahead.stop()
-    if pin is None and not tree_docs:
-        _remember_pins(session, files)
     unchecked = coverage(files, result, tuple(str(p) for p in paths))
     return check_outcome(result, session.config.web_url, strict, coverage=unchecked)
 
-
-def _remember_pins(session: Session, files: list[FindingsFile]) -> None:
-    """For the next `check --pin` (`prefetch`): this clone, its pins and the one pin these
-    documents were checked at, when they share one and the cache is in use."""
-    from . import cache, prefetch
-
-    refs = {f.pin for f in files}
-    if cache.current().root is None or len(refs) != 1 or None in refs or not session.repository.is_open:
-        return
-    base = session.pins.resolve(refs.pop() or "")
-    if base is not None:
-        prefetch.remember(str(session.repository().repo.git_dir),
-                          {name: p.sha for name, p in session.config.pins.items()}, base.sha)
 
 
 def lint(config_path: str | None, paths: tuple[Path, ...], strict: bool) -> Outcome:

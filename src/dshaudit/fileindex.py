@@ -2,11 +2,10 @@
 `git grep --cached` searches exactly them, with no pathspec.
 
 Why: git tests every entry of the tree it walks against every pathspec it is
-given. A grep of a new pin's changed files (3,292 between rc7 and rc2) spent
-about 0.09 s of CPU on that alone, as much as a third of what the scan of
-those files costs. Writing an index that lists them takes about 4 ms
-(`git update-index --index-info`, into a temporary folder: nothing is written
-to the clone), and `git grep --cached` reads the blobs it lists, no others.
+given, which costs a large share of a grep of many named files. An index that
+lists them is cheap to write (`git update-index --index-info`, into a temporary
+folder: nothing is written to the clone), and `git grep --cached` reads the
+blobs it lists, no others.
 
 What stays as it was: the blobs are those of the tree, and only regular files
 are listed (a grep of a tree searches no symbolic link or submodule either:
@@ -15,10 +14,6 @@ attributes (which files are binary). A bare clone takes none from the tree,
 with or without an index; no `.gitattributes` file is ever listed, so none
 comes from this index in any clone, and those few paths are left to the
 caller (`left_out`), to be grepped through a pathspec as before.
-
-Where the entry point's helper (`prefetch`) wrote the listed files out, each
-with the blob listed here, git greps that folder as the index's work tree
-(`grep_options`, `env`) instead of inflating the blobs again.
 """
 
 from __future__ import annotations
@@ -29,8 +24,6 @@ import shutil
 import subprocess
 import tempfile
 
-from . import prefetch
-
 
 class FileIndex:
     """An index file listing (path, blob) pairs; `env` points git at it; `close` removes it."""
@@ -39,17 +32,15 @@ class FileIndex:
         self.folder = folder
         self.path = os.path.join(folder, "index")
         self.left_out = left_out  # the paths asked for and not listed, in their order
-        self.work_tree: str | None = None  # where the listed files were written out already (`prefetch`)
 
     @property
     def env(self) -> dict[str, str]:
-        return {"GIT_INDEX_FILE": self.path, **({"GIT_WORK_TREE": self.work_tree} if self.work_tree else {})}
+        return {"GIT_INDEX_FILE": self.path}
 
     @property
     def grep_options(self) -> list[str]:
-        """How `git grep` reads the listed files: from their blobs (`--cached`), or
-        from the work tree where `prefetch` wrote them, which it need not inflate."""
-        return [] if self.work_tree else ["--cached"]
+        """How `git grep` reads the listed files: from their blobs."""
+        return ["--cached"]
 
     @classmethod
     def of(cls, git_dir: str, paths: list[str], blobs: dict[str, str]) -> "FileIndex | None":
@@ -74,7 +65,6 @@ class FileIndex:
         if proc.returncode != 0 or proc.stderr.strip():
             made.close()
             return None
-        made.work_tree = prefetch.folder_for(git_dir, [p for p, _ in listed], blobs)
         return made
 
     def close(self) -> None:

@@ -1,6 +1,5 @@
 """Where dshaudit finds what it keeps and what it reads outside the documents:
-the user cache directory, and the DSH clone a user names. Light to import: the
-entry point asks both before the rest of dshaudit is imported (`prefetch`)."""
+the user cache directory, and the DSH clone a user names."""
 
 from __future__ import annotations
 
