@@ -116,10 +116,10 @@ def find_ast_grep() -> str | None:
 def changed_parse_seconds(repo: str) -> tuple[int, float]:
     """Files the detectors parse that differ between rc7 and rc2, and the time to parse them once."""
     sys.path.insert(0, str(ROOT / "src"))
-    from dshaudit.facts import registry
+    from dshaudit.facts.book import registry
     from dshaudit.facts.engine import FactContext
-    from dshaudit.repository import DshRepository
-    from dshaudit.symbols import parse
+    from dshaudit.git.repository import DshRepository
+    from dshaudit.lang.symbols import parse
 
     repository = DshRepository.open(repo, "unused")
     old = FactContext(repository.snapshot(RC7))
@@ -141,10 +141,13 @@ def reference_lookup_seconds(repo: str, cache_dir: Path, runs: int, count: int =
     (names, cold seconds, best warm seconds). Warm starts with nothing in memory and
     the cache on disk, as a new process would; Python's own start-up is not counted."""
     sys.path.insert(0, str(ROOT / "src"))
-    from dshaudit import cache, nameindex
-    from dshaudit.model import SourceLocation
-    from dshaudit.references import check_references, classify, document_names
-    from dshaudit.repository import DshRepository
+    from dshaudit.platform import cache
+    from dshaudit.index import nameindex
+    from dshaudit.core.model import SourceLocation
+    from dshaudit.checking.references import check_references
+    from dshaudit.checking.references import classify
+    from dshaudit.checking.references import document_names
+    from dshaudit.git.repository import DshRepository
 
     items = []
     for path in sorted((ROOT / "findings").glob("*.md")):
@@ -185,9 +188,9 @@ def lsp_keystroke_seconds(repo: str, cache_dir: Path, runs: int,
     wall seconds of each keystroke's re-check, CPU seconds of each: on a busy
     machine the wall time also counts what other processes took.)"""
     sys.path.insert(0, str(ROOT / "src"))
-    from dshaudit import cache
-    from dshaudit.findings import split_front_matter
-    from dshaudit.grammar import find_citations
+    from dshaudit.platform import cache
+    from dshaudit.documents.findings import split_front_matter
+    from dshaudit.documents.grammar import find_citations
     from dshaudit.lsp.engine import EditorCache, Engine
 
     paragraphs, found = [], 0

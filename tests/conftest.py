@@ -63,7 +63,7 @@ def _cache_switch_reset():
     """`--no-cache` is set anew by every command line; one run in-process (run_cli)
     must not leave the cache off for the tests that run after it."""
     yield
-    from dshaudit import cache
+    from dshaudit.platform import cache
 
     cache.configure(enabled=True)
 
@@ -73,7 +73,7 @@ def _repositories_closed(monkeypatch):
     """Every clone a test opens is closed when the test ends. A handle that has read a
     blob keeps a `git cat-file` running; its pipes, left to the garbage collector,
     surface as a ResourceWarning in whichever test runs when it collects them."""
-    from dshaudit.repository import DshRepository
+    from dshaudit.git.repository import DshRepository
 
     opened: list[DshRepository] = []
     init = DshRepository.__init__

@@ -8,7 +8,7 @@ from conftest import run_cli, write_findings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dshaudit.grammar import find_citations
+from dshaudit.documents.grammar import find_citations
 
 WEB = "https://example.invalid/dsh"
 CONTEXT = "vendor/cordis/src/context.ts"
@@ -51,7 +51,7 @@ def test_anchor_lists_then_writes_and_the_result_holds(workspace, fixture_repo):
 
 
 def test_anchor_never_writes_a_file_that_changed_meanwhile(workspace, monkeypatch):
-    import dshaudit.anchoring as anchoring
+    import dshaudit.checking.anchoring as anchoring
 
     path = write_findings(workspace, f"The fiber comes first (`{CONTEXT}:14`).\n")
     real = anchoring.propose

@@ -8,11 +8,12 @@ import pytest
 from conftest import run_cli, write_findings
 from fixture_repo import write_config
 
-from dshaudit.cache import FORMAT, Cache
-from dshaudit.facts import measure
+from dshaudit.platform.cache import FORMAT
+from dshaudit.platform.cache import Cache
+from dshaudit.facts.book import measure
 
-from dshaudit.model import Pin
-from dshaudit.repository import DshRepository
+from dshaudit.core.model import Pin
+from dshaudit.git.repository import DshRepository
 
 CLAIMS = (
     "`claim: core.context-builtin-services.count >= 1`\n"
@@ -65,14 +66,14 @@ def test_a_new_pin_reuses_per_blob_work(facts_repo, tmp_path):
     cache = Cache(tmp_path / "c")
     measure(repository.snapshot(facts_repo.shas["v1"]), Pin("v1", facts_repo.shas["v1"]), cache=cache)
     parsed = []
-    import dshaudit.facts.engine as engine
+    import dshaudit.lang.parsing as parsing
 
-    original = engine.parse
-    engine.parse = lambda path, source: parsed.append(path) or original(path, source)
+    original = parsing.parse
+    parsing.parse = lambda path, source: parsed.append(path) or original(path, source)
     try:
         measure(repository.snapshot(facts_repo.shas["v2"]), Pin("v2", facts_repo.shas["v2"]), cache=Cache(tmp_path / "c"))
     finally:
-        engine.parse = original
+        parsing.parse = original
     old, new = repository.snapshot(facts_repo.shas["v1"]).blob_ids(), repository.snapshot(facts_repo.shas["v2"]).blob_ids()
     changed = {p for p, b in new.items() if old.get(p) != b}
     assert parsed, "v2 changes files the detectors parse"
@@ -118,7 +119,7 @@ def test_no_cache_option_writes_nothing_and_verbose_says_what_it_does(facts_work
 
 
 def test_progress_only_on_a_terminal(facts_workspace, monkeypatch):
-    from dshaudit import ui
+    from dshaudit.platform import ui
 
     monkeypatch.setattr("dshaudit.facts.parallel.MIN_FILES", 10**9)  # per-file work here, where the bar is
     plain = run_cli("--no-cache", "facts", "--pin", "v1", "session.surface-op-kinds")
@@ -213,7 +214,7 @@ def test_editing_a_detector_entry_invalidates_its_cached_fact(facts_repo, tmp_pa
     here `paths`, which no per-file work depends on but the fact does."""
     import dataclasses
 
-    import dshaudit.facts as facts
+    import dshaudit.facts.book as facts
 
     repository = DshRepository.open(str(facts_repo.path), "unused")
     pin = Pin("v1", facts_repo.shas["v1"])
@@ -232,7 +233,8 @@ def test_editing_a_detector_entry_invalidates_its_cached_fact(facts_repo, tmp_pa
 def test_every_field_of_a_detector_entry_is_in_its_version(field, value):
     import dataclasses
 
-    from dshaudit.facts import detector_version, registry
+    from dshaudit.facts.book import registry
+    from dshaudit.facts.specs import detector_version
 
     spec = registry()["scale.docs"]
     assert detector_version(dataclasses.replace(spec, **{field: value})) != detector_version(spec)
@@ -240,9 +242,9 @@ def test_every_field_of_a_detector_entry_is_in_its_version(field, value):
 
 def test_another_layout_changes_every_detector_version(monkeypatch):
     """Which files are tests and which folders packages decide facts too."""
-    import dshaudit.facts as facts
+    import dshaudit.facts.specs as facts
 
-    spec = facts.registry()["session.surface-op-kinds"]
+    spec = facts.load_specs()["session.surface-op-kinds"]
     before = facts.detector_version(spec)
     data = facts.registry_toml()
     changed = {**data, "layout": {**data["layout"], "test_dirs": ["tests"]}}
@@ -251,9 +253,9 @@ def test_another_layout_changes_every_detector_version(monkeypatch):
 
 
 def test_another_tree_sitter_version_changes_every_detector_version(monkeypatch):
-    import dshaudit.facts as facts
+    import dshaudit.facts.specs as facts
 
-    spec = facts.registry()["core.context-builtin-services"]
+    spec = facts.load_specs()["core.context-builtin-services"]
     installed = facts.library_versions()
     assert "tree-sitter==" in installed and "tree-sitter-typescript==" in installed
     before = facts.detector_version(spec)
@@ -262,7 +264,8 @@ def test_another_tree_sitter_version_changes_every_detector_version(monkeypatch)
 
 
 def test_an_entry_is_checked_once_and_again_after_it_is_replaced(tmp_path):
-    from dshaudit.cache import Shard, shaped
+    from dshaudit.platform.cache import Shard
+    from dshaudit.platform.cache import shaped
 
     calls = []
     check = shaped([int])
@@ -286,7 +289,7 @@ def test_claims_and_references_checked_in_other_processes_give_what_one_process_
     child fails, here: the same answers."""
     import os
 
-    from dshaudit import verify
+    from dshaudit.checking import verify
 
     write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`; `AgentLoop` runs it.\n")
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")  # as on a machine with two processors
@@ -332,7 +335,7 @@ def test_claims_and_names_started_before_the_citations_are_read_give_what_a_late
     """check starts the claims and the names from the findings read without their citations
     (verify.start_ahead), before reading them whole: its answers are taken, and they are
     what the processes started by check itself give."""
-    from dshaudit import verify
+    from dshaudit.checking import verify
 
     write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`; `AgentLoop` runs it.\n")
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
@@ -366,8 +369,9 @@ def test_work_started_ahead_for_other_documents_is_stopped_and_not_used(facts_wo
     them as it would have without it."""
     from pathlib import Path
 
-    from dshaudit import cache, verify
-    from dshaudit.commands import Session
+    from dshaudit.platform import cache
+    from dshaudit.checking import verify
+    from dshaudit.app.commands import Session
 
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
     path = write_findings(facts_workspace, CLAIMS + "`AgentLoop` runs it.\n")
@@ -393,7 +397,7 @@ def test_work_started_ahead_for_other_documents_is_stopped_and_not_used(facts_wo
 def test_findings_read_early_and_completed_are_the_findings_read_whole(facts_workspace):
     from pathlib import Path
 
-    from dshaudit.commands import Session
+    from dshaudit.app.commands import Session
 
     write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`; `AgentLoop` runs it.\n")
     write_findings(facts_workspace, "No front matter here; `packages/core/agent/src/index.ts:1` → `export`.\n",
@@ -409,7 +413,7 @@ def test_ctrl_c_in_a_forked_process_stops_the_check_without_doing_its_work_again
                                                                                 step):
     import os
 
-    from dshaudit import verify
+    from dshaudit.checking import verify
 
     write_findings(facts_workspace, CLAIMS + "`AgentLoop` runs it.\n")
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
@@ -436,7 +440,7 @@ def test_a_shard_file_is_what_json_makes_of_its_format_mac_and_payload(tmp_path)
     import hashlib
     import hmac
 
-    from dshaudit.cache import Shard
+    from dshaudit.platform.cache import Shard
 
     key = b"k" * 32
     payload = {"b": [1, 2], "a": {"x": "caf\u00e9 \u2192"}, "c": None}
@@ -455,7 +459,7 @@ def test_a_shard_file_is_what_json_makes_of_its_format_mac_and_payload(tmp_path)
 
 
 def test_a_shard_with_any_byte_changed_or_cut_is_not_used(tmp_path):
-    from dshaudit.cache import Shard
+    from dshaudit.platform.cache import Shard
 
     key = b"k" * 32
     path = tmp_path / "s.json"

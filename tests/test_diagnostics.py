@@ -13,10 +13,12 @@ import jsonschema
 import pytest
 from conftest import run_cli, write_findings
 
-from dshaudit.diagnostics import Outcome
-from dshaudit.formats import FORMATS
-from dshaudit.model import ClaimStatus, Status
-from dshaudit.status import DiagnosticStatus, Severity
+from dshaudit.core.diagnostics import Outcome
+from dshaudit.output.formats import FORMATS
+from dshaudit.core.model import ClaimStatus
+from dshaudit.core.model import Status
+from dshaudit.core.status import DiagnosticStatus
+from dshaudit.core.status import Severity
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 CONTEXT = "vendor/cordis/src/context.ts"
@@ -202,7 +204,7 @@ def test_rebase_sarif_lists_moves_as_notes_and_losses_as_errors(workspace):
 
 
 def test_a_file_edited_while_rebase_runs_is_not_overwritten(workspace, monkeypatch):
-    import dshaudit.rebase as rebase
+    import dshaudit.moves.rebase as rebase
 
     path = write_findings(workspace, f"`{CONTEXT}:14` → `this.fiber`\n")
     real = rebase.Rebaser.move
@@ -225,8 +227,9 @@ def test_a_file_edited_while_rebase_runs_is_not_overwritten(workspace, monkeypat
 
 
 def test_every_failing_status_is_a_rule_with_its_own_texts():
-    from dshaudit.lint import LintCode
-    from dshaudit.rebase import ClaimChange, MoveStatus
+    from dshaudit.checking.lint import LintCode
+    from dshaudit.moves.rebase import ClaimChange
+    from dshaudit.moves.rebase import MoveStatus
 
     enums: list[type[DiagnosticStatus]] = [Status, ClaimStatus, LintCode, MoveStatus, ClaimChange]
     for enum in enums:
@@ -254,9 +257,9 @@ def test_no_formatter_runs_git_or_reads_files():
 
 
 def test_an_outcome_fails_by_its_diagnostics_severity():
-    from dshaudit.diagnostics import Diagnostic
-    from dshaudit.lint import LintCode
-    from dshaudit.model import SourceLocation
+    from dshaudit.core.diagnostics import Diagnostic
+    from dshaudit.checking.lint import LintCode
+    from dshaudit.core.model import SourceLocation
 
     warn = Diagnostic("problem", SourceLocation("f.md", 1, 1), LintCode.UNANCHORED, "m")
     note = Diagnostic("claim", SourceLocation("f.md", 2, 1), ClaimStatus.CONTRADICTED, "m",

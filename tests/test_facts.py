@@ -20,10 +20,11 @@ from conftest import REPO_ROOT, run_cli, write_findings
 from fixture_facts import at, line_of, tree_at
 from fixture_repo import write_config
 
-from dshaudit.facts import measure, registry
-from dshaudit.model import FactStatus, Pin
-from dshaudit.repository import DshRepository
-from dshaudit.symbols import parse
+from dshaudit.facts.book import measure, registry
+from dshaudit.core.model import FactStatus
+from dshaudit.core.model import Pin
+from dshaudit.git.repository import DshRepository
+from dshaudit.lang.symbols import parse
 
 REGISTRY_TOML = REPO_ROOT / "src" / "dshaudit" / "facts" / "registry.toml"
 

@@ -10,8 +10,8 @@ import tempfile
 
 import pytest
 
-from dshaudit.fileindex import FileIndex
-from dshaudit.repository import DshRepository
+from dshaudit.git.fileindex import FileIndex
+from dshaudit.git.repository import DshRepository
 
 
 def _grep(git_dir: str, args: list[str], env: dict[str, str] | None = None) -> str:

@@ -19,19 +19,19 @@ import jsonschema
 import pytest
 from conftest import run_cli, write_findings
 
-from dshaudit.diagnostics import Outcome
-from dshaudit.formats import FORMATS, RenderContext, render
-from dshaudit.verify import check_outcome
-from dshaudit.model import (
-    CheckResult,
-    Citation,
-    ClaimStatus,
-    LineRange,
-    Pin,
-    SourceLocation,
-    Status,
-    Verdict,
-)
+from dshaudit.core.diagnostics import Outcome
+from dshaudit.output.formats import FORMATS
+from dshaudit.output.formats import RenderContext
+from dshaudit.output.formats import render
+from dshaudit.checking.verify import check_outcome
+from dshaudit.core.results import CheckResult
+from dshaudit.core.model import Citation
+from dshaudit.core.model import ClaimStatus
+from dshaudit.core.model import LineRange
+from dshaudit.core.model import Pin
+from dshaudit.core.model import SourceLocation
+from dshaudit.core.model import Status
+from dshaudit.core.model import Verdict
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 WEB = "https://github.com/deepseek-ai/deepseek-harness"
@@ -122,8 +122,8 @@ def test_sarif_validates_against_the_shipped_schema(audit):
         assert r["shortDescription"]["text"] and r["help"]["text"]
     # One rule per status that says something is wrong: of citations, claims, names and what was
     # not checked; no name shared.
-    from dshaudit.references import ReferenceStatus
-    from dshaudit.verify import Coverage
+    from dshaudit.core.references import ReferenceStatus
+    from dshaudit.checking.verify import Coverage
 
     assert not {s.value for s in Status} & {s.value for s in ClaimStatus} & {s.value for s in ReferenceStatus}
     assert not {s.value for s in Coverage} & {s.value for e in (Status, ClaimStatus, ReferenceStatus) for s in e}
@@ -526,6 +526,6 @@ def test_check_help_lists_every_format():
     ],
 )
 def test_origin_urls_lose_credentials(remote, uri):
-    from dshaudit.auditrepo import clean_remote_url
+    from dshaudit.git.auditrepo import clean_remote_url
 
     assert clean_remote_url(remote) == uri

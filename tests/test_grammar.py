@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dshaudit.findings import citations_in_markdown
-from dshaudit.grammar import find_citations
-from dshaudit.model import LineRange
+from dshaudit.documents.findings import citations_in_markdown
+from dshaudit.documents.grammar import find_citations
+from dshaudit.core.model import LineRange
 
 
 def one(text: str):

@@ -20,11 +20,11 @@ from fixture_repo import _commit, _write, git, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshaudit.claims import parse_claim
-from dshaudit.errors import InputError
-from dshaudit.findings import split_front_matter
-from dshaudit.grammar import find_citations
-from dshaudit.model import SourceLocation
+from dshaudit.documents.claims import parse_claim
+from dshaudit.core.errors import InputError
+from dshaudit.documents.findings import split_front_matter
+from dshaudit.documents.grammar import find_citations
+from dshaudit.core.model import SourceLocation
 
 DSHAUDIT = str(Path(sys.executable).parent / "dshaudit")
 
@@ -297,7 +297,7 @@ def test_two_runs_at_once_share_one_cache(workspace, facts_repo, tmp_path):
 
 
 def test_a_full_disk_fails_the_report_and_leaves_no_file(workspace, monkeypatch):
-    import dshaudit.writing as writing
+    import dshaudit.platform.writing as writing
 
     write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n")
     real_replace = os.replace
@@ -314,7 +314,7 @@ def test_a_full_disk_fails_the_report_and_leaves_no_file(workspace, monkeypatch)
 
 
 def test_ctrl_c_during_rebase_write_leaves_each_file_old_or_new(workspace, monkeypatch):
-    import dshaudit.writing as writing
+    import dshaudit.platform.writing as writing
 
     for name in ("a.md", "b.md", "c.md"):
         write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n", name=name)

@@ -336,7 +336,7 @@ def test_rebase_and_anchor_write_keep_each_files_permission_bits(workspace, mode
 
 def _during_rebase(monkeypatch, act):
     """Run `act` after rebase read the findings and before it writes them."""
-    import dshaudit.rebase as rebase_module
+    import dshaudit.moves.rebase as rebase_module
 
     real = rebase_module.rebase
 
@@ -385,7 +385,7 @@ def test_a_concurrent_edit_during_rebase_write_is_a_clear_error(workspace, monke
 
 
 def test_an_edit_just_before_the_rename_is_refused_too(workspace, monkeypatch):
-    import dshaudit.writing as writing
+    import dshaudit.platform.writing as writing
 
     path = write_findings(workspace, GOOD)
     real = writing._stage
@@ -463,7 +463,8 @@ CACHED_COMMANDS = (("check", "--format", "json"), ("facts", "--format", "json", 
 @pytest.mark.parametrize("wrong", [[], "x", 1.5, True, {"a": 1}, [[1, 2, 3]], {"chunks": "x", "fences": []},
                                    {"status": "nonsense", "message": "", "value": 1, "fields": {}, "evidence": []}])
 def test_a_cache_entry_of_the_wrong_shape_with_a_valid_mac_is_discarded_and_rebuilt(cached_workspace, wrong):
-    from dshaudit.cache import Cache, FORMAT
+    from dshaudit.platform.cache import Cache
+    from dshaudit.platform.cache import FORMAT
 
     first = [run_cli(*c) for c in CACHED_COMMANDS]
     root = cached_workspace / "cache" / f"cache-v{FORMAT}"
@@ -492,7 +493,7 @@ def test_a_forged_cache_entry_cannot_turn_a_failing_run_into_a_passing_one(cache
     import hashlib
     import json
 
-    from dshaudit.cache import FORMAT
+    from dshaudit.platform.cache import FORMAT
 
     write_findings(cached_workspace, "`claim: core.context-builtin-services.count == 999`\n")
     failing = run_cli("check", "--format", "json")
@@ -511,7 +512,7 @@ def test_a_forged_cache_entry_cannot_turn_a_failing_run_into_a_passing_one(cache
 @pytest.mark.parametrize("damage", ["folder writable by others", "key readable by others", "key is a link",
                                     "folder is a link", "folder of another user"])
 def test_a_cache_others_could_write_is_not_used(cached_workspace, tmp_path, damage):
-    from dshaudit.cache import FORMAT
+    from dshaudit.platform.cache import FORMAT
 
     first = run_cli("check", "--format", "json")
     root = cached_workspace / "cache" / f"cache-v{FORMAT}"
@@ -538,7 +539,7 @@ def test_a_cache_others_could_write_is_not_used(cached_workspace, tmp_path, dama
 
 
 def test_the_cache_lock_is_opened_without_following_a_symlink(cached_workspace, tmp_path):
-    from dshaudit.cache import FORMAT
+    from dshaudit.platform.cache import FORMAT
 
     root = cached_workspace / "cache" / f"cache-v{FORMAT}"
     target = tmp_path / "created-outside"
@@ -589,7 +590,7 @@ def _missing(paths: list[str]) -> list[str]:
 
 
 def test_1000_missing_paths_get_their_hints_in_two_seconds(big_tree):
-    from dshaudit.repository import DshRepository
+    from dshaudit.git.repository import DshRepository
 
     root, commit, paths = big_tree
     snap = DshRepository.open(str(root), "big").snapshot(commit)

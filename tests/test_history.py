@@ -12,10 +12,11 @@ import pytest
 from conftest import run_cli
 from fixture_repo import _commit, _write, git
 
-from dshaudit.facts import registry
-from dshaudit.history import pull_request, read_steps
-from dshaudit.repository import DshRepository
-from dshaudit.snapshot import Snapshot
+from dshaudit.facts.book import registry
+from dshaudit.moves.history import pull_request
+from dshaudit.moves.history import read_steps
+from dshaudit.git.repository import DshRepository
+from dshaudit.git.snapshot import Snapshot
 
 CONTEXT = "export class Context {\n  constructor() {\n    this.fiber = new Fiber()\n  }\n}\n"
 AGENT = "export const defaults = {\n  maxDepth: 3,\n  surfaceOp: 'append',\n  name: 'agent',\n}\n"
@@ -270,8 +271,8 @@ def _covered(globs: tuple[str, ...]):
 def reads_of(spec, snapshot, pin):
     """What measuring `spec` at `snapshot` reads: file contents, file names, and
     whether it walked the whole listing itself."""
-    from dshaudit.cache import Cache
-    from dshaudit.facts import measure_one
+    from dshaudit.platform.cache import Cache
+    from dshaudit.facts.book import measure_one
     from dshaudit.facts.engine import FactContext
 
     class Listing(dict):
@@ -337,7 +338,7 @@ def check_declared_reads(snapshot, pin):
 
 
 def test_every_fact_reads_no_more_than_it_declares(facts_repo):
-    from dshaudit.model import Pin
+    from dshaudit.core.model import Pin
 
     repository = DshRepository.open(str(facts_repo.path), "unused")
     for tag, sha in facts_repo.shas.items():

@@ -65,11 +65,11 @@ def test_first_broken_is_bisects_answer_for_every_broken_citation(runs, dsh_repo
     reads are shared and all of them take seconds. Three go through the command too."""
     from dataclasses import replace
 
-    from dshaudit.bisect import bisect
-    from dshaudit.commands import Session
-    from dshaudit.findings import load_findings_file
-    from dshaudit.model import Pin
-    from dshaudit.verify import Verifier
+    from dshaudit.moves.bisect import bisect
+    from dshaudit.app.commands import Session
+    from dshaudit.documents.findings import load_findings_file
+    from dshaudit.core.model import Pin
+    from dshaudit.checking.verify import Verifier
 
     folder, history, _ = runs
     broken = [c for c in history.json["citations"] if c["first_broken"]]
@@ -107,9 +107,9 @@ def test_first_broken_is_bisects_answer_for_every_broken_citation(runs, dsh_repo
 
 
 def test_derived_trees_are_the_listed_ones(dsh_repo):
-    from dshaudit.history import read_steps
-    from dshaudit.repository import DshRepository
-    from dshaudit.snapshot import Snapshot
+    from dshaudit.moves.history import read_steps
+    from dshaudit.git.repository import DshRepository
+    from dshaudit.git.snapshot import Snapshot
 
     repository = DshRepository.open(str(dsh_repo), "unused")
     tree = repository.snapshot(RC7)
@@ -125,8 +125,8 @@ def test_derived_trees_are_the_listed_ones(dsh_repo):
 def test_every_fact_reads_no_more_than_it_declares_in_dsh(dsh_repo):
     from test_history import check_declared_reads
 
-    from dshaudit.model import Pin
-    from dshaudit.repository import DshRepository
+    from dshaudit.core.model import Pin
+    from dshaudit.git.repository import DshRepository
 
     repository = DshRepository.open(str(dsh_repo), "unused")
     check_declared_reads(repository.snapshot(RC7, "rc7"), Pin("rc7", RC7))

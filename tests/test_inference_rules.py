@@ -7,8 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dshaudit.inference import FileView, Inferred, WordIndex, infer, suspect
-from dshaudit.model import LineRange
+from dshaudit.documents.inference import FileView
+from dshaudit.documents.inference import Inferred
+from dshaudit.documents.inference import WordIndex
+from dshaudit.documents.inference import infer
+from dshaudit.documents.inference import suspect
+from dshaudit.core.model import LineRange
 
 EVENTS = """\
 /**

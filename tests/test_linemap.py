@@ -8,7 +8,9 @@ import difflib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshaudit.linemap import Hunk, LineMapper, parse_hunks
+from dshaudit.git.linemap import Hunk
+from dshaudit.git.linemap import LineMapper
+from dshaudit.git.linemap import parse_hunks
 
 
 def hunks_of(old: list[str], new: list[str]) -> list[Hunk]:

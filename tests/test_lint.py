@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import REPO_ROOT, run_cli, write_findings
 
-from dshaudit import repository
+from dshaudit.git import repository
 
 SHA1 = "1" * 40
 SHA2 = "2" * 40

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dshaudit.names import code_names, is_identifier_like
+from dshaudit.documents.names import code_names
+from dshaudit.documents.names import is_identifier_like
 
 
 def kinds(text: str) -> list[tuple[str, str]]:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, run_cli
 
-from dshaudit.findings import collect_markdown, load_findings_file
+from dshaudit.documents.findings import collect_markdown
+from dshaudit.documents.findings import load_findings_file
 
 pytestmark = pytest.mark.dsh
 
@@ -170,7 +171,7 @@ def test_bisect_names_the_commit_that_moved_a_citation(dsh_repo, tmp_path, monke
     assert first["sha"] == "c11971056098c59f62d588b93012b90445567ba2"
     assert first["subject"].startswith("Merge pull request #2579")
     # Its first parent still holds the line; the commit itself does not.
-    from dshaudit.repository import DshRepository
+    from dshaudit.git.repository import DshRepository
 
     repo = DshRepository.open(str(dsh_repo), "unused")
     def line59(sha):

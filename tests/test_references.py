@@ -12,21 +12,28 @@ from fixture_repo import _commit, _write, git
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dshaudit import cache, fragments, nameindex
-from dshaudit.fragments import parse_fragment
-from dshaudit.model import LineRange, Pin, SourceLocation
-from dshaudit.names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name
-from dshaudit.references import (
-    Reference,
-    ReferenceStatus,
-    absent_claims,
-    check_references,
-    classify,
-    defined_in_code_blocks,
-    document_exemptions,
-    document_names,
-)
-from dshaudit.repository import DshRepository
+from dshaudit.platform import cache
+from dshaudit.index import fragments
+from dshaudit.index import nameindex
+from dshaudit.index.fragments import parse_fragment
+from dshaudit.core.model import LineRange
+from dshaudit.core.model import Pin
+from dshaudit.core.model import SourceLocation
+from dshaudit.documents.names import CODE
+from dshaudit.documents.names import DOTTED
+from dshaudit.documents.names import IDENTIFIER
+from dshaudit.documents.names import PACKAGE
+from dshaudit.documents.names import STRING
+from dshaudit.documents.names import Name
+from dshaudit.core.references import Reference
+from dshaudit.core.references import ReferenceStatus
+from dshaudit.checking.references import absent_claims
+from dshaudit.checking.references import check_references
+from dshaudit.checking.references import classify
+from dshaudit.checking.references import defined_in_code_blocks
+from dshaudit.checking.references import document_exemptions
+from dshaudit.checking.references import document_names
+from dshaudit.git.repository import DshRepository
 
 AGENT = """\
 export const LIMIT = 0
@@ -649,7 +656,8 @@ def test_quoted_code_is_looked_for_among_the_nodes_a_walk_of_the_tree_would_visi
     """Candidate nodes come from a tree-sitter query, not a walk in Python: the same
     nodes, in the same order, for a type that is also a keyword (`string`, `object`),
     for the types a binding is declared by, and inside code that does not parse."""
-    from dshaudit.symbols import parse, walk
+    from dshaudit.lang.symbols import parse
+    from dshaudit.lang.symbols import walk
 
     source = (b"type T = { a: string; b?: object };\n"
               b"const x: T = { a: 'string', b: { c: 1, d } };\n"

@@ -7,19 +7,20 @@ from __future__ import annotations
 import pytest
 from conftest import REPO_ROOT
 
-from dshaudit import cache, nameindex
-from dshaudit.findings import collect_markdown
-from dshaudit.model import LineRange, SourceLocation
-from dshaudit.names import CODE, Name
-from dshaudit.references import (
-    ReferenceStatus,
-    absent_claims,
-    check_references,
-    document_exemptions,
-    document_names,
-    prefetch_references,
-)
-from dshaudit.repository import DshRepository
+from dshaudit.platform import cache
+from dshaudit.index import nameindex
+from dshaudit.documents.findings import collect_markdown
+from dshaudit.core.model import LineRange
+from dshaudit.core.model import SourceLocation
+from dshaudit.documents.names import CODE
+from dshaudit.documents.names import Name
+from dshaudit.core.references import ReferenceStatus
+from dshaudit.checking.references import absent_claims
+from dshaudit.checking.references import check_references
+from dshaudit.checking.references import document_exemptions
+from dshaudit.checking.references import document_names
+from dshaudit.checking.references import prefetch_references
+from dshaudit.git.repository import DshRepository
 
 pytestmark = pytest.mark.dsh
 

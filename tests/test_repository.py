@@ -144,7 +144,7 @@ def test_unknown_pin_option_is_exit_2(workspace):
 
 
 def test_a_twin_starts_with_the_trees_listed_and_reads_through_its_own_handle(fixture_repo):
-    from dshaudit.repository import DshRepository
+    from dshaudit.git.repository import DshRepository
 
     here = DshRepository(fixture_repo.bare, "fixture")
     sha = fixture_repo.shas["v2"]
@@ -162,7 +162,7 @@ def test_a_twin_starts_with_the_trees_listed_and_reads_through_its_own_handle(fi
 
 
 def test_findings_with_a_pin_and_nothing_to_look_up_open_no_clone(workspace, monkeypatch):
-    from dshaudit.repository import DshRepository
+    from dshaudit.git.repository import DshRepository
 
     monkeypatch.delenv("DSH_REPO", raising=False)
     monkeypatch.setattr(DshRepository, "open", classmethod(lambda cls, *a: pytest.fail("the clone was opened")))

@@ -12,9 +12,12 @@ from conftest import run_cli, write_findings
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dshaudit import search
-from dshaudit.claims import parse_claim, split_ref
-from dshaudit.model import SourceLocation
+from dshaudit.index import search
+
+from dshaudit.documents import searches
+from dshaudit.documents.claims import parse_claim
+from dshaudit.documents.claims import split_ref
+from dshaudit.core.model import SourceLocation
 
 HERE = SourceLocation("f.md", 1, 1)
 
@@ -125,10 +128,10 @@ def test_lint_warns_on_a_stated_search_that_no_claim_backs(workspace, body, warn
 def test_reading_a_search_never_raises_anything_but_its_syntax_error(text):
     for candidate in (text, f"search({text})", f"files({text})"):
         try:
-            parsed = search.parse(candidate)
-        except search.SearchSyntaxError:
+            parsed = searches.parse(candidate)
+        except searches.SearchSyntaxError:
             continue
-        assert parsed.kind in search.KINDS
+        assert parsed.kind in searches.KINDS
         assert all(".." not in p.split("/") for p in parsed.pathspecs)
         parse_claim("claim", f"{candidate}.count == 1", HERE)  # and as a claim, it reads
 
@@ -160,7 +163,7 @@ def odd_repo(tmp_path_factory):
     _write(root, "docs/case.txt", "no match\n")
     _write(root, "docs/new.md", "## Heading\nA link [y](a.ts#L9)\n")
     second = _commit(root, "two", "2026-01-02T00:00:00Z", "two")
-    from dshaudit.repository import DshRepository
+    from dshaudit.git.repository import DshRepository
 
     return DshRepository(root / ".git", str(root / ".git")), (first, second)
 
@@ -176,7 +179,7 @@ SEARCHES = [
 @pytest.mark.parametrize("expression", SEARCHES)
 def test_one_grep_of_many_files_at_many_commits_is_each_commits_grep(odd_repo, expression):
     repository, commits = odd_repo
-    spec = search.parse(expression)
+    spec = searches.parse(expression)
     git_dir = str(repository.repo.git_dir)
     places = [(sha, p) for sha in commits for p in repository.snapshot(sha).paths()
               if (e := repository.snapshot(sha).entry(p)) is not None and e.kind == "blob"]
@@ -213,7 +216,7 @@ def test_one_grep_of_many_files_at_many_commits_is_each_commits_grep(odd_repo, e
     ("search('待办')", ("待办".encode(),)),
 ])
 def test_the_screen_keeps_only_what_every_match_holds(expression, words):
-    assert search.literals(search.parse(expression)) == words
+    assert search.literals(searches.parse(expression)) == words
 
 
 def test_under_ignore_case_a_character_that_may_fold_to_ascii_is_grepped(monkeypatch):
@@ -290,11 +293,11 @@ def test_selecting_from_a_sorted_tree_by_literal_starts_selects_what_each_path_t
 @pytest.mark.parametrize("expression", SEARCHES + ["search(-i 'todo', 'src/**')", "search('x', ':!docs/**')"])
 def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_repo, expression, tmp_path,
                                                                            monkeypatch):
-    from dshaudit import cache
-    from dshaudit.model import Pin
+    from dshaudit.platform import cache
+    from dshaudit.core.model import Pin
 
     repository, (first, second) = odd_repo
-    spec = search.parse(expression)
+    spec = searches.parse(expression)
     monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "derived"))
     cache.begin()
     try:
@@ -322,7 +325,7 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
     character that may fold to ASCII passes an -i search, as in the file read whole."""
     from fixture_repo import _commit, _write, git
 
-    from dshaudit.repository import DshRepository
+    from dshaudit.git.repository import DshRepository
 
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     monkeypatch.setattr(search, "_SCREEN_GROUP", alone_from)
@@ -334,7 +337,7 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
     _write(root, "c.txt", "nothing to see\n")
     folded = _commit(root, "one", "2026-01-01T00:00:00Z", "one")
     cases = [(odd_repo[0], sha) for sha in odd_repo[1]] + [(DshRepository(root / ".git", str(root / ".git")), folded)]
-    specs = [search.parse(e) for e in SEARCHES + ["search(-i 'kelvin')", "search('kelvin')", "search(-i -E 'x|network')"]]
+    specs = [searches.parse(e) for e in SEARCHES + ["search(-i 'kelvin')", "search('kelvin')", "search(-i -E 'x|network')"]]
     specs = [s for s in specs if search.literals(s) is not None]
     for repository, sha in cases:
         snapshot = repository.snapshot(sha)
@@ -363,7 +366,7 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
         # The regular files listed in an index (`fileindex`), the others named as pathspecs: the same answer.
         by_index = search.grep_screened(wanted, str(repository.repo.git_dir), sha, snapshot.blob_ids())
         assert by_index is not None and by_index.passed == by_git and by_index.lines == screen.lines
-    kelvin = search.parse("search(-i 'kelvin')")
+    kelvin = searches.parse("search(-i 'kelvin')")
     found = search.grep_screened({kelvin: ["a.txt", "c.txt"]}, str(root / ".git"), folded)
     assert found is not None and "a.txt" in found.passed[kelvin]
     monkeypatch.setenv("LC_ALL", "tr_TR.ISO-8859-9")  # any byte past ASCII may fold: the caller reads the files
@@ -371,16 +374,16 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
 
 
 def test_a_search_made_from_parts_reads_as_written_and_has_an_extended_form():
-    made = search.of(("-w", "-E"), "TODO|FIXME", ("*.ts", "*.tsx"))
-    assert made == search.parse("search(-w -E 'TODO|FIXME', '*.ts', '*.tsx')")
-    assert search.of(("-F",), "it's").text == "search(-F \"it's\")"
-    with pytest.raises(search.SearchSyntaxError):
-        search.of(("-F",), "it's \"quoted\"")
-    assert search.extended(made) == "TODO|FIXME"
-    assert search.extended(search.of(("-i", "-F"), "a.b(c)|d")) == r"a\.b\(c\)\|d"
-    assert search.extended(search.of(("-i",), "a+b|c")) == r"a\+b\|c"  # a basic regex of plain characters
+    made = searches.of(("-w", "-E"), "TODO|FIXME", ("*.ts", "*.tsx"))
+    assert made == searches.parse("search(-w -E 'TODO|FIXME', '*.ts', '*.tsx')")
+    assert searches.of(("-F",), "it's").text == "search(-F \"it's\")"
+    with pytest.raises(searches.SearchSyntaxError):
+        searches.of(("-F",), "it's \"quoted\"")
+    assert searches.extended(made) == "TODO|FIXME"
+    assert searches.extended(searches.of(("-i", "-F"), "a.b(c)|d")) == r"a\.b\(c\)\|d"
+    assert searches.extended(searches.of(("-i",), "a+b|c")) == r"a\+b\|c"  # a basic regex of plain characters
     with pytest.raises(ValueError):
-        search.extended(search.of((), "a.b"))  # a basic regex: no extended form is made up
+        searches.extended(searches.of((), "a.b"))  # a basic regex: no extended form is made up
 
 
 # -- which files changed, for a search derived from another commit ------------------------
@@ -417,15 +420,15 @@ def test_the_files_a_search_derives_anew_are_those_git_diff_tree_gives_for_its_p
         (root / p).unlink()
     second = _commit(root, "two", "2026-01-02T00:00:00Z", "two")
     git_dir = str(root / ".git")
-    searches = {search.parse("search('x'" + "".join(f", '{p}'" for p in specs) + ")"): first for specs in CHANGES_SPECS}
-    changed = search._changes(searches, git_dir, second)
-    for spec, base in searches.items():
+    wanted = {searches.parse("search('x'" + "".join(f", '{p}'" for p in specs) + ")"): first for specs in CHANGES_SPECS}
+    changed = search._changes(wanted, git_dir, second)
+    for spec, base in wanted.items():
         out = git(root, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", base, second, "--",
                   *search._git_pathspecs(spec.pathspecs))
         fields = out.split("\0")
         expected = [(path, meta.split(" ")[1], meta.split(" ")[3]) for meta, path in zip(fields[0::2], fields[1::2]) if meta]
         assert changed[spec] == expected, spec.pathspecs
-    assert any(changed.values()) and not all(changed[s] == changed[next(iter(searches))] for s in searches)
+    assert any(changed.values()) and not all(changed[s] == changed[next(iter(wanted))] for s in wanted)
 
 
 _line = st.text("aAbB_-. 9é\u212a", max_size=24)  # é: not ASCII; K (Kelvin sign) folds to k
@@ -444,7 +447,7 @@ def test_a_search_of_plain_words_matches_the_lines_git_grep_matches(mode, flags,
     place (`ab_x` in `ab_xy ab`) and case folding included. Under -w a line can hold
     a whole word git does not match: in `a bc` it rejects `a b` and moves past `a`."""
     pattern = words[0] if mode != "-E" else "|".join(words)
-    asked = search.Search("search", tuple(sorted(flags)) + ((mode,) if mode != "basic" else ()), pattern, (), "s")
+    asked = searches.Search("search", tuple(sorted(flags)) + ((mode,) if mode != "basic" else ()), pattern, (), "s")
     found = search.line_test(asked)
     assert found is not None
     folder = tmp_path_factory.mktemp("lines")
@@ -462,7 +465,7 @@ def test_a_search_of_plain_words_matches_the_lines_git_grep_matches(mode, flags,
 
 def test_only_plain_words_are_answered_without_git(monkeypatch):
     def test(flags, pattern):
-        return search.line_test(search.Search("search", flags, pattern, (), "s"))
+        return search.line_test(searches.Search("search", flags, pattern, (), "s"))
 
     assert test(("-E",), "agents\\.(create|resume)") is None
     assert test(("-E",), "a||b") is None  # an empty alternative matches every line

@@ -75,7 +75,7 @@ def exit_code_list(text: str) -> dict[int, str]:
 def test_help_teaches(workspace):
     run = run_cli("--help")
     assert "dshaudit check" in run.stdout and "dshaudit show" in run.stdout
-    from dshaudit import errors
+    from dshaudit.core import errors
     from dshaudit.cli import main
 
     for name in main.commands:

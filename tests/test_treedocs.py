@@ -10,7 +10,7 @@ from fixture_repo import CONTEXT_V2
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dshaudit.grammar import find_citations
+from dshaudit.documents.grammar import find_citations
 
 CONTEXT = "vendor/cordis/src/context.ts"
 

@@ -10,8 +10,8 @@ from conftest import extend_fixture, run_cli, write_findings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dshaudit.grammar import find_citations
-from dshaudit.model import LineRange
+from dshaudit.documents.grammar import find_citations
+from dshaudit.core.model import LineRange
 
 WEB = "https://example.invalid/dsh"  # the fixture config's upstream URL
 CONTEXT = "vendor/cordis/src/context.ts"

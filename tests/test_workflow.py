@@ -25,7 +25,7 @@ import yaml
 from conftest import REPO_ROOT
 
 from dshaudit.cli import main
-from dshaudit.formats import FORMATS
+from dshaudit.output.formats import FORMATS
 
 WORKFLOW = REPO_ROOT / ".github" / "workflows" / "audit.yml"
 ACTION = REPO_ROOT / "action.yml"

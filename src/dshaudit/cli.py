@@ -12,12 +12,15 @@ from typing import Any, Callable, TypeVar
 
 import click
 
-from . import commands, errors
-from .commands import Session
-from .diagnostics import Outcome
-from .errors import DshauditError
-from .formats import FORMATS, emit, parse_outputs
-from .textsafe import terminal_safe
+from dshaudit.app import commands
+from dshaudit.core import errors
+from dshaudit.app.commands import Session
+from dshaudit.core.diagnostics import Outcome
+from dshaudit.core.errors import DshauditError
+from dshaudit.output.formats import FORMATS
+from dshaudit.output.formats import emit
+from dshaudit.output.formats import parse_outputs
+from dshaudit.platform.textsafe import terminal_safe
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,7 +54,7 @@ def handle_errors(fn: F) -> F:
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from . import cache
+        from dshaudit.platform import cache
 
         try:
             cache.begin()
@@ -102,7 +105,7 @@ def _finish(outcome: Outcome, fmt: str, outputs: tuple[str, ...], web_url: str =
 
 def _page(text: str, code: int, output: Path | None) -> None:
     """A rendered page (report, history) to --output (atomically) or stdout, and the exit code."""
-    from .writing import write_atomically
+    from dshaudit.platform.writing import write_atomically
 
     if output:
         write_atomically(output, text)
@@ -132,7 +135,8 @@ def main(quiet: bool, verbose: bool, no_cache: bool) -> None:
     """
     import gc
 
-    from . import cache, ui
+    from dshaudit.platform import cache
+    from dshaudit.platform import ui
 
     # A run allocates many small objects that live to its end (verdicts,
     # diagnostics, syntax trees): the collector's default thresholds would
@@ -378,7 +382,7 @@ def lsp(repo: str | None, config_path: str | None) -> None:
     and go to definition into the cited file at its pin. DSH is opened (or
     cloned) once, with progress reported to the editor.
     """
-    from .lsp import serve
+    from dshaudit.lsp import serve
 
     serve(repo, config_path)
 

@@ -12,31 +12,34 @@ where the literal occurs.
 from __future__ import annotations
 
 import re
-import tomllib
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from itertools import takewhile
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 import tree_sitter
 
-from ..cache import Cache, Shard, digest, shaped
-from ..model import Evidence, LineRange
-from ..snapshot import Snapshot
-from ..symbols import language_for, parse
+from dshaudit.platform.cache import Cache
+from dshaudit.platform.cache import Shard
+from dshaudit.platform.cache import digest
+from dshaudit.platform.cache import shaped
+from dshaudit.core.model import Evidence
+from dshaudit.git.snapshot import Snapshot
+from dshaudit.lang.symbols import language_for
+from dshaudit.lang.symbols import parse
+from dshaudit.lang.parsing import CannotEvaluate, TreeCache, node_lines, node_text
+from dshaudit.facts.specs import PARSED_NEEDLE_MASK, all_needles, registry_toml
 
-if TYPE_CHECKING:
-    from .parallel import Pool
+class Workers(Protocol):
+    """Where per-file work runs when there is enough of it (parallel.Pool): work items
+    (detector id or "needles", path, blob id) in, (shard name, key, result) out."""
 
+    def map(self, items: list[tuple[str, str, str]]) -> list[tuple[str, str, object]]: ...
 
-@lru_cache(maxsize=1)
-def registry_toml() -> dict[str, Any]:
-    """registry.toml, parsed once: the detectors (`[[fact]]`) and where things
-    are in the repository they read (`[layout]`)."""
-    return tomllib.loads(resources.files(__package__).joinpath("registry.toml").read_text(encoding="utf-8"))
+    def chunks(self, items: list[tuple[str, str, str]]) -> Iterator[list[tuple[str, str, object]]]: ...
 
 
 class Layout:
@@ -148,18 +151,6 @@ def glob_regex(glob: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-class CannotEvaluate(Exception):
-    """A detector cannot measure honestly: say where and why."""
-
-    def __init__(self, message: str, evidence: tuple[Evidence, ...] = ()):
-        super().__init__(message)
-        self.evidence = evidence
-
-    def __reduce__(self) -> tuple[type[CannotEvaluate], tuple[str, tuple[Evidence, ...]]]:
-        # crosses from a worker process whole, evidence included
-        return (CannotEvaluate, (str(self), self.evidence))
-
-
 @dataclass
 class Match:
     path: str
@@ -180,29 +171,6 @@ class Match:
         if node is None:
             raise LookupError(f"{self.path}: the query captured no @{name}, which its reducer needs")
         return node
-
-
-def node_lines(node: tree_sitter.Node) -> LineRange:
-    return LineRange(node.start_point[0] + 1, node.end_point[0] + 1)
-
-
-def node_text(node: tree_sitter.Node) -> str:
-    """A node's source text. tree-sitter has it whenever the tree was parsed
-    from bytes, as every tree here is (symbols.parse); without it a detector
-    would match against nothing, so that is an error, not an empty string."""
-    text = node.text
-    if text is None:
-        raise RuntimeError(f"a {node.type} node at line {node.start_point[0] + 1} has no source text")
-    return text.decode("utf-8", "replace")
-
-
-def field_node(node: tree_sitter.Node, name: str) -> tree_sitter.Node:
-    """The child in field `name` that the grammar always gives a node of this type
-    (`left` of a binary_expression, `key` of a pair)."""
-    child = node.child_by_field_name(name)
-    if child is None:
-        raise CannotEvaluate(f"a {node.type} at line {node.start_point[0] + 1} has no {name}")
-    return child
 
 
 @dataclass
@@ -233,7 +201,7 @@ class FactContext:
         self._globs: dict[str, set[str]] = {}
         self._under: dict[str, list[str]] = {}  # literal prefix -> paths starting with it
         self._sorted: list[str] | None = None  # every regular file, in path order
-        self.pool: Pool | None = None  # when the caller provides one
+        self.pool: Workers | None = None  # when the caller provides one
         self.trees = TreeCache()
 
     # -- paths and text --------------------------------------------------------
@@ -332,23 +300,6 @@ class FactContext:
         return [p for p in paths if shard.get(ids[p]) & bit]
 
 
-class TreeCache:
-    """Parses of this run, by content, so detectors reading one file share one parse."""
-
-    def __init__(self, limit: int = 256):
-        self.limit = limit
-        self._trees: dict[tuple[bool, bytes], tree_sitter.Tree] = {}
-
-    def get(self, path: str, source: bytes) -> tree_sitter.Tree:
-        key = (path.endswith(".tsx"), source)
-        tree = self._trees.get(key)
-        if tree is None:
-            if len(self._trees) >= self.limit:
-                self._trees.clear()
-            tree = self._trees[key] = parse(path, source)
-        return tree
-
-
 def file_matches(query_name: str, path: str, source: bytes, needle: tuple[str, ...] | None,
                  trees: TreeCache | None = None) -> list[Match]:
     """One query over one file. A parse error on a line holding a needle
@@ -379,58 +330,7 @@ def _refuse_if_error_near(path: str, tree: tree_sitter.Tree, source: bytes, need
         stack.extend(c for c in node.children if c.has_error or c.is_error or c.is_missing)
 
 
-def all_needles() -> list[str]:
-    """Every literal a detector filters on, in a stable order (bit k of a blob's mask is needle k)."""
-    from . import registry
-
-    needles = {n for spec in registry().values() for n in spec.needle or ()}
-    needles |= {spec.params["mention"] for spec in registry().values() if "mention" in spec.params}
-    return sorted(needles)
-
-
-def PARSED_NEEDLE_MASK() -> int:  # noqa: N802 - a constant, computed once the registry is loaded
-    """Needles of query detectors: blobs holding one will be parsed, so their bytes are kept."""
-    from . import registry
-
-    needles = all_needles()
-    return sum(1 << needles.index(n) for s in registry().values() if s.query for n in s.needle or ())
-
-
 # Bump when the meaning of cached needle or per-file results changes.
 NEEDLE_VERSION = "1"
-ENGINE_VERSION = "1"
 
 
-_WRAPPERS = frozenset({"as_expression", "satisfies_expression", "non_null_expression", "parenthesized_expression"})
-
-
-def unwrap(node: tree_sitter.Node) -> tree_sitter.Node:
-    """`x as const`, `x satisfies T`, `x!`, `(x)`: the x they wrap."""
-    while node.type in _WRAPPERS and node.named_child_count >= 1:
-        node = node.named_children[0]
-    return node
-
-
-def js_literal(node: tree_sitter.Node) -> object:
-    """The value of a literal node: number, string, boolean, null; else its source text."""
-    node = unwrap(node)
-    text = node_text(node)
-    if node.type == "number":
-        clean = text.replace("_", "")
-        try:
-            return int(clean, 0) if re.fullmatch(r"0[xob][0-9a-f]+|\d+", clean, re.I) else float(clean)
-        except ValueError:
-            return text
-    if node.type == "string":
-        return "".join(node_text(c) for c in node.named_children if c.type == "string_fragment")
-    if node.type in ("true", "false"):
-        return node.type == "true"
-    if node.type in ("null", "undefined"):
-        return None
-    if node.type == "binary_expression":
-        # Constant arithmetic such as `10 * 60 * 1000`.
-        op = node_text(field_node(node, "operator"))
-        a, b = js_literal(field_node(node, "left")), js_literal(field_node(node, "right"))
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and op in "+-*":
-            return {"+": a + b, "-": a - b, "*": a * b}[op]
-    return text

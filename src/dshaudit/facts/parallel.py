@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..repository import DshRepository
+    from dshaudit.git.repository import DshRepository
 
 WORKERS = 2
 MIN_FILES = 80  # files to parse: below this, starting processes costs more than it saves
@@ -40,15 +40,16 @@ def workers() -> int:
 
 def _init(git_dir: str) -> None:
     global _repository
-    from ..repository import DshRepository
+    from dshaudit.git.repository import DshRepository
 
     _repository = DshRepository(__import__("pathlib").Path(git_dir), git_dir)
 
 
 def _run(items: list[Task]) -> list[Result]:
     """Work items (detector id or "needles", path, blob id) -> (shard name, key, result)."""
-    from . import needle_mask, per_file_partial, registry
-    from .engine import TreeCache
+    from dshaudit.facts.perfile import per_file_partial
+    from dshaudit.facts.specs import load_specs, needle_mask
+    from dshaudit.lang.parsing import TreeCache
 
     if _repository is None:
         raise RuntimeError("_run runs in a worker process, after _init opened the clone")
@@ -59,7 +60,7 @@ def _run(items: list[Task]) -> list[Result]:
         if job == "needles":
             out.append(("needles", blob, needle_mask(blobs[blob])))
         else:
-            out.append((job, f"{blob}:{path}", per_file_partial(registry()[job], path, blobs[blob], trees)))
+            out.append((job, f"{blob}:{path}", per_file_partial(load_specs()[job], path, blobs[blob], trees)))
     return out
 
 
@@ -82,7 +83,7 @@ class Pool:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
             if "forkserver" in methods:
-                context.set_forkserver_preload(["dshaudit.facts"])
+                context.set_forkserver_preload(["dshaudit.facts.perfile"])
             self._executor = ProcessPoolExecutor(workers(), mp_context=context, initializer=_init, initargs=(self.git_dir,))
         return self._executor
 

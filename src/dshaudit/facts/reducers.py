@@ -24,26 +24,18 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 import tree_sitter
 import yaml
 
-from .. import search
-from ..model import Evidence, LineRange
-from ..search import Search
-from ..symbols import walk
-from .engine import (
-    CannotEvaluate,
-    FactContext,
-    Match,
-    Measurement,
-    field_node,
-    glob_regex,
-    js_literal,
-    layout,
-    narrowing_pathspecs,
-    node_text,
-    unwrap,
-)
+from dshaudit.index import search
+
+from dshaudit.documents import searches
+from dshaudit.core.model import Evidence
+from dshaudit.core.model import LineRange
+from dshaudit.documents.searches import Search
+from dshaudit.lang.symbols import walk
+from dshaudit.facts.engine import FactContext, Match, Measurement, glob_regex, layout, narrowing_pathspecs
+from dshaudit.lang.parsing import CannotEvaluate, field_node, js_literal, node_text, unwrap
 
 if TYPE_CHECKING:
-    from . import DetectorSpec
+    from dshaudit.facts.specs import DetectorSpec
 
 # What per_file keeps of one file: JSON-able, since it is cached.
 Partial = dict[str, Any]
@@ -594,7 +586,7 @@ def docs_by_language(ctx: FactContext, spec: DetectorSpec, matches: list[Match])
 
 def _marker_searches(spec: DetectorSpec) -> list[Search]:
     # Only files the globs may match are searched: .ts and .tsx are half of DSH's bytes.
-    return [search.of(("-w", "-E"), "|".join(map(search.escape_ere, spec.params["words"])),
+    return [searches.of(("-w", "-E"), "|".join(map(searches.escape_ere, spec.params["words"])),
                       narrowing_pathspecs(spec.paths))]
 
 
@@ -617,7 +609,7 @@ SEARCHES["markers"] = _marker_searches
 def _absent_searches(spec: DetectorSpec) -> list[Search]:
     # A string with no character a basic regex reads otherwise is written as a finding
     # writes it (`search(-i 'ollama')`): the same search, grepped and cached once.
-    return [search.of(("-i",) if search.plain(s) else ("-i", "-F"), s, narrowing_pathspecs(spec.paths))
+    return [searches.of(("-i",) if searches.plain(s) else ("-i", "-F"), s, narrowing_pathspecs(spec.paths))
             for s in spec.params["strings"]]
 
 

@@ -23,6 +23,6 @@ from __future__ import annotations
 
 def serve(repo: str | None, config_path: str | None) -> None:
     """Run the server on stdin and stdout until the editor says exit."""
-    from .server import build_server
+    from dshaudit.lsp.server import build_server
 
     build_server(repo, config_path).start_io()

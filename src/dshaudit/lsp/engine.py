@@ -25,23 +25,36 @@ from urllib.parse import quote, unquote, urlparse
 
 from lsprotocol import types
 
-from .. import cache
-from ..claims import CLAIM_SPAN_RE
-from ..commands import LazyRepository, Session
-from ..config import Config, load_config
-from ..diagnostics import Diagnostic
-from ..errors import DshauditError, RepoError
-from ..facts import FactBook
-from ..findings import BLOCKS_SHARD, FindingsFile, parse_findings
-from ..model import CheckResult, Citation, Claim, ClaimVerdict, Pin, Verdict
-from ..pins import PinResolver
-from ..repository import SHA_RE
-from ..status import Severity
-from ..verify import FileText, Verifier, check, check_outcome
+from dshaudit.platform import cache
+from dshaudit.documents.claims import CLAIM_SPAN_RE
+from dshaudit.app.commands import LazyRepository
+from dshaudit.app.commands import Session
+from dshaudit.platform.config import Config
+from dshaudit.platform.config import load_config
+from dshaudit.core.diagnostics import Diagnostic
+from dshaudit.core.errors import DshauditError
+from dshaudit.core.errors import RepoError
+from dshaudit.facts.book import FactBook
+from dshaudit.documents.findings import BLOCKS_SHARD
+from dshaudit.documents.findings import FindingsFile
+from dshaudit.documents.findings import parse_findings
+from dshaudit.core.results import CheckResult
+from dshaudit.core.model import Citation
+from dshaudit.core.model import Claim
+from dshaudit.core.model import ClaimVerdict
+from dshaudit.core.model import Pin
+from dshaudit.core.model import Verdict
+from dshaudit.git.pins import PinResolver
+from dshaudit.core.model import SHA_RE
+from dshaudit.core.status import Severity
+from dshaudit.checking.verify import FileText
+from dshaudit.checking.verify import Verifier
+from dshaudit.checking.verify import check
+from dshaudit.checking.verify import check_outcome
 
 if TYPE_CHECKING:
-    from ..rebase import Rebaser
-    from ..snapshot import Snapshot
+    from dshaudit.moves.rebase import Rebaser
+    from dshaudit.git.snapshot import Snapshot
 
 SCHEME = "dshaudit"
 SOURCE = "dshaudit"
@@ -177,7 +190,7 @@ class Scope:
 
     def rebaser(self, old: Pin, new: Pin) -> "Rebaser":
         """The one Rebaser between two pins (it keeps the diff it read)."""
-        from ..rebase import Rebaser
+        from dshaudit.moves.rebase import Rebaser
 
         key = (old.sha, new.sha)
         if key not in self.rebasers:

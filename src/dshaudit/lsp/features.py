@@ -14,17 +14,27 @@ from dataclasses import replace
 
 from lsprotocol import types
 
-from ..anchoring import propose
-from ..claims import CLAIM_SPAN_RE, split_ref
-from ..claims import show as show_value
-from ..commands import numbered
-from ..diagnostics import permalink
-from ..model import (Citation, Claim, ClaimVerdict, FactStatus, LineRange, Pin, Status, Verdict, format_lines,
-                     merge_evidence)
-from ..rebase import Move, MoveStatus
-from ..status import Reach
-from ..verify import SYMBOL_FILE_ENDINGS
-from .engine import Analysis, Engine, Lines, Scope, blob_uri
+from dshaudit.checking.anchoring import propose
+from dshaudit.documents.claims import CLAIM_SPAN_RE
+from dshaudit.documents.claims import split_ref
+from dshaudit.documents.claims import show as show_value
+from dshaudit.app.commands import numbered
+from dshaudit.core.diagnostics import permalink
+from dshaudit.core.model import Citation
+from dshaudit.core.model import Claim
+from dshaudit.core.model import ClaimVerdict
+from dshaudit.core.model import FactStatus
+from dshaudit.core.model import LineRange
+from dshaudit.core.model import Pin
+from dshaudit.core.model import Status
+from dshaudit.core.model import Verdict
+from dshaudit.core.model import format_lines
+from dshaudit.core.model import merge_evidence
+from dshaudit.moves.rebase import Move
+from dshaudit.moves.rebase import MoveStatus
+from dshaudit.core.status import Reach
+from dshaudit.checking.verify import SYMBOL_FILE_ENDINGS
+from dshaudit.lsp.engine import Analysis, Engine, Lines, Scope, blob_uri
 
 MAX_HOVER_LINES = 40  # cited lines shown in a hover; a long declaration is cut
 MAX_EVIDENCE = 10  # places of a fact's evidence listed in a hover
@@ -220,7 +230,7 @@ def _pins(a: Analysis, line: int, start: int, end: int) -> list[types.Completion
 
 
 def _facts(a: Analysis, line: int, start: int, end: int, written: str) -> list[types.CompletionItem]:
-    from ..facts import registry
+    from dshaudit.facts.book import registry
 
     specs = registry()
     items = [_item(a, line, start, end, fact_id, types.CompletionItemKind.Constant, spec.definition)

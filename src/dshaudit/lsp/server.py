@@ -27,10 +27,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from .. import __version__, cache
-from ..findings import MARKDOWN_ENDINGS
-from . import features
-from .engine import SCHEME, EditorCache, Engine, fs_path
+from dshaudit import __version__
+from dshaudit.platform import cache
+from dshaudit.documents.findings import MARKDOWN_ENDINGS
+from dshaudit.lsp import features
+from dshaudit.lsp.engine import SCHEME, EditorCache, Engine, fs_path
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)

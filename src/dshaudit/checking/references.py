@@ -1,0 +1,507 @@
+"""Names and quoted code in a document, checked at its pin.
+
+A document about DSH names code in its prose (`names.py` finds the candidates).
+`check_references` looks each one up in the tree at the pin:
+
+- an **identifier** (`AgentFactory`, `persist_session`, a backticked `mount`):
+  the identifier itself;
+- a **dotted name** (`AgentRegistry.setFactory`, `ctx.plugin()`): every
+  component, each on its own, since code rarely spells the dotted whole
+  (`setFactory` is declared inside `class AgentRegistry`); a trailing `()` or
+  `[]` is dropped, and a file name (`index.ts`) is not a dotted name;
+- a **package** (`@scope/name@1.2.3`): `@scope/name`, without the version;
+- a **string literal**: in a code span (`'unavailable'`, `"tool/start"`), its
+  content; in running prose only a quoted token with no spaces that looks like
+  code (holds one of `/ _ . : @ $`, or is camelCase or snake_case), because a
+  quoted plain word there ("deletes") is usually a quotation, not code.
+
+Each must occur at the pin by the rule of `nameindex.py` (case-sensitive,
+whole word, any text file). One that does not is `phantom`, or `deleted` when
+a bounded first-parent history search finds the commit that removed it.
+
+A code span with code structure is a **fragment** (`fragments.py`): an object
+literal, `NAME = value`, `key: value`, or an expression with a call, `new`,
+object or assignment. It is compared by structure: `ok` when some code matches,
+`value_differs` when a binding's name is declared with another value, and
+`no_match` when nothing matches.
+
+A **path** in a code span (`packages/core/agent/src/registry.ts`,
+`packages/ui/`) whose first folder is one the tree has at its root must be a
+file or a folder of the tree at the pin: else it is `phantom`, or `deleted`
+when the bounded first-parent history finds the commit that removed it (with
+renames counted as removals), and the message names files of the same name
+elsewhere in the tree (the file may have moved). A path under any other first
+folder (`src/x.ts`, `~/.config/dsh`, a path of another repository) is not
+checked, and a path a `files('...')` claim of the document counts is that
+claim's to check.
+
+Not checked at all: shell commands and other code spans that are neither a
+name nor a fragment, prose in backticks, numbers, versions and SHAs, globs,
+URLs, citations and their anchors, claims, and plain words. Precision comes
+first: a name is reported only when it is surely absent.
+
+Exempt: names the document introduces itself (front matter `introduces:`, and
+declarations in its own fenced TypeScript/JavaScript blocks:
+`document_exemptions`) are `ok`. The caller should add the pin names
+(`rc7` in prose names a pin, not code).
+
+A finding that states a name is absent writes it as a code span
+`` `absent: NAME` ``: the claim is that NAME occurs nowhere at the pin, in
+any case, as a whole word, neither in a file's text nor in a path. It is
+verified (`absent`) or refuted (`present`, naming the first three places),
+never reported as a phantom.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterator
+
+from dshaudit.core.errors import InputError
+from dshaudit.index.fragments import Fragment
+from dshaudit.index.fragments import FragmentVerdict
+from dshaudit.index.fragments import cached
+from dshaudit.index.fragments import evaluate_all
+from dshaudit.index.fragments import parse_fragment
+from dshaudit.documents.grammar import JOINED_RE
+from dshaudit.documents.grammar import code_spans
+from dshaudit.documents.grammar import find_citations
+from dshaudit.documents.claims import CLAIM_SPAN_RE
+from dshaudit.core.model import LineRange
+from dshaudit.core.model import SourceLocation
+from dshaudit.documents.names import CODE
+from dshaudit.documents.names import DOTTED
+from dshaudit.documents.names import IDENTIFIER
+from dshaudit.documents.names import PACKAGE
+from dshaudit.documents.names import PATH
+from dshaudit.documents.names import STRING
+from dshaudit.documents.names import Name
+from dshaudit.documents.names import is_file_name
+from dshaudit.documents.names import code_names
+from dshaudit.documents.names import is_identifier_like
+from dshaudit.index.nameindex import HistoryAnswer
+from dshaudit.index.nameindex import any_case
+from dshaudit.index.nameindex import index_for
+from dshaudit.core.status import Severity
+from dshaudit.core.references import Reference, ReferenceStatus
+
+if TYPE_CHECKING:
+    from dshaudit.git.snapshot import Snapshot
+
+E, N = Severity.ERROR, Severity.NONE
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one name is checked: the names that must all occur, or a fragment."""
+
+    kind: str
+    lookups: tuple[str, ...] = ()
+    fragment: Fragment | None = None
+    folder: str | None = None  # a path's: the folder it may be relative to
+
+
+_IDENT_RE = re.compile(r"[A-Za-z_$][\w$]*")
+_DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_PACKAGE_RE = re.compile(r"(@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*)(?:@\d[\w.+-]*)?")
+_QUOTED_RE = re.compile(r"""'([^'\\\n]+)'|"([^"\\\n]+)\"""")
+_KEBAB_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
+# A path of the tree: folders and a file (or a folder with its `/`); no glob, no `.` or `..` part.
+_PATH_RE = re.compile(r"(?!\.{1,2}/)[\w@-][\w.@-]*(?:/(?!\.{1,2}(?:/|$))[\w.@-]+)+/?")
+_FILES_CLAIM_RE = re.compile(r"\bfiles\(([^)`]*)\)")
+_NOT_NAMES = ("absent:", "claim:", "prior:", "quoted:")
+MAX_STRING_CHARS = 80
+
+
+def classify(name: Name) -> Plan | None:
+    """How a name from `names.code_names` is checked; None when it is not (module docstring)."""
+    text = name.text.strip()
+    if name.kind == IDENTIFIER:
+        return Plan(IDENTIFIER, (text,))
+    if name.kind == DOTTED:
+        return _dotted(text)
+    if name.kind == PACKAGE:
+        return _package(text)
+    if name.kind == STRING:
+        return Plan(STRING, (text,)) if _code_like(text) else None
+    if name.kind == CODE:
+        return _code(text, name)
+    return None
+
+
+def _dotted(text: str) -> Plan | None:
+    return None if is_file_name(text) else Plan(DOTTED, tuple(dict.fromkeys(text.split("."))))
+
+
+def _package(text: str) -> Plan | None:
+    m = _PACKAGE_RE.fullmatch(text)
+    return Plan(PACKAGE, (m.group(1),)) if m else None
+
+
+def _code_like(text: str) -> bool:
+    """A string in running prose that reads as code, not as a quotation."""
+    if not text or any(c.isspace() for c in text) or "\\" in text or not any(c.isalpha() for c in text):
+        return False
+    return any(c in "/_.:@$" for c in text) or is_identifier_like(text)
+
+
+def _code(text: str, name: Name) -> Plan | None:
+    if text.startswith(_NOT_NAMES):
+        return None
+    bare = re.sub(r"(?:\(\)|\[\])$", "", text)
+    if _IDENT_RE.fullmatch(bare):
+        return Plan(IDENTIFIER, (bare,))
+    if _DOTTED_RE.fullmatch(bare):
+        return _dotted(bare)
+    if _PACKAGE_RE.fullmatch(text):
+        return _package(text)
+    if _PATH_RE.fullmatch(text):
+        return Plan(PATH, (text.rstrip("/"),), folder=name.folder)
+    if _KEBAB_RE.fullmatch(text):
+        return Plan(STRING, (text,))  # `dsh-compaction-basic`: a plugin, package or event name
+    m = _QUOTED_RE.fullmatch(text)
+    if m:
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        ok = inner.strip() == inner and len(inner) <= MAX_STRING_CHARS
+        return Plan(STRING, (inner,)) if ok else None
+    fragment = parse_fragment(text)
+    return Plan("fragment", fragment=fragment) if fragment is not None else None
+
+
+# -- checking ----------------------------------------------------------------------
+
+
+def _plans(items: list[tuple[Name, SourceLocation]]) -> list[tuple[Name, SourceLocation, Plan]]:
+    return [(name, where, plan) for name, where in items if (plan := classify(name)) is not None]
+
+
+def _named(name: Name, plan: Plan) -> set[str]:
+    return {name.text, *plan.lookups, plan.fragment.name if plan.fragment is not None else ""} - {""}
+
+
+def _start(plans: list[Plan], snapshot: "Snapshot", absent: list[str]) -> list[str]:
+    """Start one pass over the tree, in the background, for every name not yet
+    known at this commit, the names of fragments whose verdict is not cached
+    yet, and the absence claims; the names whose presence is wanted."""
+    lookups = [x for p in plans if p.kind != PATH for x in p.lookups]
+    tokens = [t for p in plans if p.fragment is not None and not cached(p.fragment, snapshot.sha)
+              for t in p.fragment.tokens]
+    index_for(snapshot).start(presence=lookups, paths=tokens, absent=absent)
+    return lookups
+
+
+def prefetch_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot",
+                        absent: list[str] | None = None) -> None:
+    """Start looking up, in one pass and in the background, the names and
+    absence claims of several documents pinned to the same commit, so that
+    `check_references` on each finds them known. Optional: it only saves the
+    cold cost of one pass over the tree per document, and lets the caller do
+    other work while git searches."""
+    _start([plan for _, _, plan in _plans(items)], snapshot, absent or [])
+
+
+def compare_fragments(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot") -> None:
+    """Compare the quoted code of several documents at one commit in one go,
+    their files read together, so that `check_references` on each finds the
+    verdicts cached. Optional, like `prefetch_references`."""
+    evaluate_all([plan.fragment for _, _, plan in _plans(items) if plan.fragment is not None],
+                 snapshot, index_for(snapshot))
+
+
+def _claimed_absent(names: set[str], claims: list[str]) -> str | None:
+    for claim in claims:
+        if any(n.lower() == claim.lower() if any_case(claim) else n == claim for n in names):
+            return claim
+    return None
+
+
+def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot", *, exempt: set[str],
+                     absent: list[tuple[str, SourceLocation]], history: bool = True) -> list[Reference]:
+    """Every checkable name and fragment of `items`, and every absence claim,
+    at the snapshot's commit; in source order. Items that are not checked
+    (module docstring) are left out. A name the document claims absent
+    (`absent: NAME`) is not looked up as a name: the claim itself is checked."""
+    index = index_for(snapshot)
+    at = snapshot.sha[:8]
+    plans = _plans(items)
+    claims = [text for text, _ in absent]
+    excused: list[str | None] = []
+    for name, _, plan in plans:
+        named = _named(name, plan)
+        excused.append(("counted by a `files(...)` claim of this document" if plan.kind == PATH else
+                        "introduced by this document") if named & exempt else
+                       (f"the document claims it absent (`absent: {claim}`)"
+                        if (claim := _claimed_absent(named, claims)) else None))
+    lookups = _start([plan for (_, _, plan), why in zip(plans, excused) if why is None], snapshot, claims)
+    present = index.present(lookups)
+
+    checked = [plan.fragment for (_, _, plan), why in zip(plans, excused) if why is None and plan.fragment is not None]
+    verdicts = dict(zip(map(id, checked), evaluate_all(checked, snapshot, index)))
+
+    out: list[Reference] = []
+    missing: dict[int, str] = {}  # position in `out` -> the name that occurs nowhere
+    for (name, where, plan), why in zip(plans, excused):
+        if why is not None:
+            out.append(Reference(where, name.text, plan.kind, ReferenceStatus.OK, why))
+            continue
+        if plan.kind == PATH:
+            found = _tree_path(plan.lookups[0], snapshot, plan.folder)
+            if found is not None:
+                status, message = found
+                if status is ReferenceStatus.PHANTOM:
+                    status, message = _missing_path(plan.lookups[0], snapshot, message, history)
+                out.append(Reference(where, name.text, PATH, status, message))
+            continue
+        if plan.fragment is None:
+            gone = [x for x in plan.lookups if not present[x]]
+            if gone:
+                missing[len(out)] = gone[0]
+                out.append(Reference(where, name.text, plan.kind, ReferenceStatus.PHANTOM, ""))
+            else:
+                what = "occurs" if len(plan.lookups) == 1 else f"each of {', '.join(f'`{x}`' for x in plan.lookups)} occurs"
+                out.append(Reference(where, name.text, plan.kind, ReferenceStatus.OK, f"{what} at {at}"))
+            continue
+        verdict = verdicts[id(plan.fragment)]
+        if verdict is None:
+            continue  # undecided: not every candidate could be compared
+        if verdict.status == "phantom":
+            missing[len(out)] = plan.fragment.name
+        out.append(_fragment_reference(name, where, verdict))
+
+    answers = index.deletions(sorted(set(missing.values()))) if history and missing else {}
+    for i, gone_name in missing.items():
+        status, message = _phantom(gone_name, at, answers.get(gone_name), history)
+        out[i] = Reference(out[i].source, out[i].text, out[i].kind, status, message)
+
+    out += [_absence(text, where, snapshot) for text, where in absent]
+    out.sort(key=lambda r: (r.source.file, r.source.line, r.source.column))
+    return out
+
+
+def _tree_path(path: str, snapshot: "Snapshot", folder: str | None = None) -> tuple[ReferenceStatus, str] | None:
+    """Whether `path` is a file or folder of the tree; None when the tree has no
+    root folder of that name, so the path is not taken to be one of DSH's. A
+    path written right after another (`packages/x/src/a.ts` and `src/b.ts`) is
+    looked for in that one's `folder` and the folders above it, as a citation is."""
+    roots, paths = _tree(snapshot)
+    at = snapshot.sha[:8]
+    if path.split("/", 1)[0] not in roots:
+        if not folder or folder.split("/", 1)[0] not in roots:
+            return None
+        under = folder
+        while under.count("/") >= 1:  # not up to a root folder: `packages/src/x.ts` is no package's
+            found = _tree_path(f"{under}/{path}", snapshot)
+            if found is not None and found[0] is ReferenceStatus.OK:
+                return ReferenceStatus.OK, f"`{path}` read as {under}/{path} (after the path before it): {found[1]}"
+            under = under.rpartition("/")[0]
+        return ReferenceStatus.PHANTOM, f"`{path}` is in no folder of `{folder}`, the path before it, at {at}"
+    k = bisect_left(paths, path)
+    if k < len(paths) and paths[k] == path:
+        return ReferenceStatus.OK, f"a file at {at}"
+    k = bisect_left(paths, path + "/")
+    if k < len(paths) and paths[k].startswith(path + "/"):
+        return ReferenceStatus.OK, f"a folder at {at}"
+    base = path.rsplit("/", 1)[-1]
+    moved = [p for p in paths if p.endswith("/" + base)]
+    hint = "" if not moved or len(moved) > MAX_SAME_NAME else \
+        "; a file of that name is at " + ", ".join(moved)
+    return ReferenceStatus.PHANTOM, f"`{path}` is no file or folder at {at}{hint}"
+
+
+MAX_SAME_NAME = 3  # files of a missing path's name shown as where it may have moved
+_TREES: dict[str, tuple[frozenset[str], list[str]]] = {}  # commit -> its root folders, its sorted paths
+
+
+def _tree(snapshot: "Snapshot") -> tuple[frozenset[str], list[str]]:
+    """The folders at the root of the snapshot's tree and its paths, sorted: worked out once per commit."""
+    if snapshot.sha not in _TREES:
+        paths = sorted(snapshot.blob_ids())
+        _TREES[snapshot.sha] = (frozenset(p.split("/", 1)[0] for p in paths if "/" in p), paths)
+    return _TREES[snapshot.sha]
+
+
+def _missing_path(path: str, snapshot: "Snapshot", message: str, history: bool) -> tuple[ReferenceStatus, str]:
+    if not history or path.split("/", 1)[0] not in _tree(snapshot)[0]:
+        return ReferenceStatus.PHANTOM, message  # a relative path has no history of its own
+    answer = index_for(snapshot).path_deletion(path)
+    if answer.deletion is not None:
+        return ReferenceStatus.DELETED, f"{message}; it was removed at {answer.deletion}"
+    reach = "any of the" if answer.reached_root else "the"
+    return ReferenceStatus.PHANTOM, f"{message}, nor was it removed in {reach} {answer.commits} first-parent commits up to it"
+
+
+def _absence(text: str, where: SourceLocation, snapshot: "Snapshot") -> Reference:
+    places = index_for(snapshot).occurrences(text)
+    if not places:
+        case = "in any case" if any_case(text) else "in this case"
+        return Reference(where, text, "absence", ReferenceStatus.ABSENT_CONFIRMED,
+                         f"`{text}` occurs nowhere at {snapshot.sha[:8]}, {case}, in file contents or paths")
+    shown = ", ".join(f"{p}:{n}" if n else f"{p} (path)" for p, n in places)
+    first = next(((p, LineRange(n, n)) for p, n in places if n), None)
+    return Reference(where, text, "absence", ReferenceStatus.PRESENT, f"`{text}` occurs at {shown}", first)
+
+
+_FRAGMENT_STATUS = {"ok": ReferenceStatus.OK, "value_differs": ReferenceStatus.VALUE_DIFFERS,
+                    "no_match": ReferenceStatus.NO_MATCH, "phantom": ReferenceStatus.PHANTOM}
+
+
+def _fragment_reference(name: Name, where: SourceLocation, verdict: FragmentVerdict) -> Reference:
+    return Reference(where, name.text, "fragment", _FRAGMENT_STATUS[verdict.status], verdict.message, verdict.place)
+
+
+def _phantom(name: str, at: str, answer: HistoryAnswer | None, searched: bool) -> tuple[ReferenceStatus, str]:
+    head = f"`{name}` occurs nowhere at {at}"
+    if answer is None:
+        return ReferenceStatus.PHANTOM, head + ("" if not searched else " (its history was not searched: time budget spent)")
+    if answer.deletion is not None:
+        return ReferenceStatus.DELETED, f"{head}; it was deleted at {answer.deletion}"
+    if answer.reached_root:
+        return ReferenceStatus.PHANTOM, f"{head}, nor in any of the {answer.commits} first-parent commits up to it"
+    return ReferenceStatus.PHANTOM, f"{head}, nor in the {answer.commits} first-parent commits up to it (git log -S)"
+
+
+# -- reading a document --------------------------------------------------------------
+
+# Possessive: a span that never closes fails at once, not after trying every split of its spaces.
+ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*+([^`\s][^`\n]*+)`(?!`)")
+_CODE_LANGUAGES = frozenset("ts typescript tsx js javascript jsx mjs cjs mts cts".split())
+
+
+def _front_lines(text: str) -> int:
+    from dshaudit.documents.findings import split_front_matter
+
+    try:
+        return split_front_matter(text, "")[1]
+    except InputError:
+        return 0
+
+
+def _prose(text: str) -> Iterator[tuple[int, str]]:
+    """(offset in `text`, chunk) for each prose block below the front matter."""
+    from dshaudit.documents.findings import prose_chunks
+
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    chunks, _ = prose_chunks(text, _front_lines(text))
+    for a, b in chunks:
+        yield starts[a], "\n".join(lines[a:b])
+
+
+def _locator(text: str) -> Callable[[int], tuple[int, int]]:
+    """1-based line and column of an offset in `text`, by a search in its line starts
+    (counting newlines from the top for each name is quadratic in a long document)."""
+    starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
+
+    def line_column(offset: int) -> tuple[int, int]:
+        line = bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    return line_column
+
+
+def _citation_extents(chunk: str) -> list[tuple[int, int]]:
+    """Each citation with the code span around it and the anchors after it."""
+    spans = code_spans(chunk)
+    content_starts = [c_start for _, c_start, _, _ in spans]
+    out = []
+    for raw in find_citations(chunk):
+        start, after = raw.start, raw.end
+        k = bisect_right(content_starts, raw.start) - 1  # the one code span that can hold it
+        if k >= 0:
+            s_start, c_start, c_end, s_end = spans[k]
+            if c_start <= raw.start and raw.end <= c_end:
+                start, after = s_start, s_end
+        out.append((start, max(after, raw.anchors_end)))
+    return out
+
+
+def document_names(text: str) -> list[tuple[Name, int, int]]:
+    """The code-like names in a Markdown document's prose, with their 1-based
+    line and column; offsets in each Name are offsets in `text`. Citations
+    and their anchors, claims and absence claims are not names."""
+    out = []
+    locate = _locator(text)
+    for offset, chunk in _prose(text):
+        skip = _citation_extents(chunk)
+        skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
+        skip += [(m.start(), m.end()) for m in ABSENT_SPAN_RE.finditer(chunk)]
+        found = code_names(chunk, skip)
+        for i, n in enumerate(found):
+            line, column = locate(offset + n.start)
+            folder = _folder_before(chunk, found[i - 1], n) if i else None
+            out.append((Name(n.text, n.kind, offset + n.start, offset + n.end, folder), line, column))
+    return out
+
+
+def _folder_before(chunk: str, before: Name, name: Name) -> str | None:
+    """The folder of the path written just before `name`, when `name` is a relative path joined to it."""
+    if before.kind != CODE or name.kind != CODE or "/" not in before.text or not _PATH_RE.fullmatch(name.text):
+        return None
+    if name.text.split("/", 1)[0] == before.text.split("/", 1)[0] or not JOINED_RE.fullmatch(chunk[before.end:name.start]):
+        return None
+    return before.text.rstrip("/").rsplit("/", 1)[0]
+
+
+def absent_claims(text: str) -> list[tuple[str, int, int]]:
+    """Each `` `absent: NAME` `` in the document's prose: the name, 1-based line and column."""
+    out = []
+    locate = _locator(text)
+    for offset, chunk in _prose(text):
+        for m in ABSENT_SPAN_RE.finditer(chunk):
+            line, column = locate(offset + m.start())
+            out.append((m.group(1).rstrip(" \t"), line, column))
+    return out
+
+
+def defined_in_code_blocks(text: str) -> set[str]:
+    """The names declared in the document's fenced TypeScript/JavaScript
+    blocks: each declaration's dotted name and its last component."""
+    from dshaudit.documents.findings import prose_chunks
+    from dshaudit.lang.symbols import build_symbol_table
+
+    lines = text.split("\n")
+    _, fences = prose_chunks(text, _front_lines(text))
+    names: set[str] = set()
+    for a, b in fences:
+        info = lines[a].strip().lstrip("`~").strip().split()
+        if not info or info[0].lower() not in _CODE_LANGUAGES:
+            continue
+        close = b - 1 if b - 1 > a and lines[b - 1].strip().startswith(("```", "~~~")) else b
+        body = "\n".join(lines[a + 1:close]).encode("utf-8")
+        suffix = ".tsx" if info[0].lower() in ("tsx", "jsx") else ".ts"
+        for dotted in build_symbol_table(f"block{suffix}", body).spans:
+            names.add(dotted)
+            names.add(dotted.rsplit(".", 1)[-1])
+    return names
+
+
+def introduced(front_matter: dict) -> set[str]:
+    """The names front matter `introduces:` (a name or a list of names)."""
+    value = front_matter.get("introduces")
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, list):
+        return {str(v) for v in value if isinstance(v, (str, int))}
+    return set()
+
+
+def document_exemptions(text: str) -> set[str]:
+    """Names the document introduces itself: `introduces:` and its code blocks' declarations."""
+    from dshaudit.documents.findings import split_front_matter
+
+    try:
+        front = split_front_matter(text, "")[0]
+    except InputError:
+        front = {}
+    return introduced(front) | defined_in_code_blocks(text) | counted_paths(text)
+
+
+def counted_paths(text: str) -> set[str]:
+    """The paths the document's `files('...')` claims count: those claims check them
+    (`files('packages/ui/').count == 0` says the folder is gone)."""
+    return {q.rstrip("/") for m in _FILES_CLAIM_RE.finditer(text) for q in re.findall(r"'([^']*)'", m.group(1))}

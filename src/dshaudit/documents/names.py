@@ -1,0 +1,133 @@
+"""Code-like names in prose: what a sentence about DSH names, and where.
+
+A document about code names things: `backticked spans`, dotted names
+(`AgentRegistry.setFactory`), CamelCase and snake_case identifiers, quoted
+string literals ('unavailable', "tool/start"), package names
+(`@scope/name@1.2.3`). These are the candidates the document checker looks
+up: as inferred anchors of a citation without one, and as names that must
+exist somewhere in DSH. Plain words are not names: a lowercase English word,
+an all-capital acronym or a capitalised word at a sentence start says
+nothing checkable, and precision comes first.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
+
+from dshaudit.documents.grammar import code_spans
+
+# Kinds, strongest first: a backticked span is the author saying "this is code".
+CODE = "code"
+PACKAGE = "package"
+DOTTED = "dotted"
+STRING = "string"
+IDENTIFIER = "identifier"
+PATH = "path"  # a code span that is a path of the tree (references.py)
+
+MAX_NAME_CHARS = 120
+_PACKAGE_RE = re.compile(r"(?<![\w@/.-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?:@\d[\w.+-]*)?")
+_DOTTED_RE = re.compile(r"(?<![\w.$/@-])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?(?![\w$/@-])")
+# 'x', "x", “x”, ‘x’, 「x」: a short literal with no spaces at its ends.
+_STRING_RE = re.compile(r"""(?<![\w'"])(['"])([^'"\n]{1,60}?)\1(?![\w'"])|“([^”\n]{1,80})”|‘([^’\n]{1,60})’|「([^」\n]{1,80})」""")
+_WORD_RE = re.compile(r"(?<![\w$.@/-])[A-Za-z_$][\w$]*(?![\w$/@-])")
+URL_RE = re.compile(r"\bhttps?://\S+")  # an address: its words are not names
+
+# File endings that make a dotted token a file name, not a member access.
+_FILE_ENDINGS = frozenset("ts tsx js jsx mjs cjs mts cts json md mdx yml yaml toml txt sh py lock css html".split())
+
+
+@dataclass(frozen=True)
+class Name:
+    """A code-like name at [start, end) of the text it was found in."""
+
+    text: str
+    kind: str
+    start: int
+    end: int
+    folder: str | None = None  # a relative path's: the folder of the path written just before it (references.py)
+
+
+def is_identifier_like(word: str) -> bool:
+    """snake_case, camelCase or CamelCase with an inner capital, `$x`, `_x`:
+    not a plain word, not an all-capital acronym."""
+    if "_" in word.strip("_") and any(c.isalpha() for c in word):
+        return not word.isupper() or "_" in word  # SNAKE_CASE constants are names too
+    if word.startswith(("$", "_")) and len(word) > 1:
+        return True
+    inner = word[1:]
+    has_lower = any(c.islower() for c in word)
+    has_inner_upper = any(c.isupper() for c in inner)
+    if not (has_lower and has_inner_upper):
+        return False
+    # `macOS`, `iPhone`, `OpenAI`: a product name's capitals come at the end or
+    # at the start only; an identifier has a capital after a lower-case letter
+    # that is followed by more lower-case letters (`setFactory`, `AgentRegistry`).
+    return bool(re.search(r"[a-z][A-Z][a-z]", word))
+
+
+def is_file_name(token: str) -> bool:
+    return token.rsplit(".", 1)[-1].lower() in _FILE_ENDINGS
+
+
+def code_names(text: str, skip: list[tuple[int, int]] | None = None) -> list[Name]:
+    """Every code-like name in `text`, in order, none overlapping another.
+    `skip` lists spans (citations, claims) whose text is not a name."""
+    return list(_code_names(text, tuple(skip or ())))
+
+
+# Remembered by text, as grammar's citations are: an edited document's other chunks are as they were.
+@lru_cache(maxsize=4096)
+def _code_names(text: str, skip: tuple[tuple[int, int], ...]) -> tuple[Name, ...]:
+    # Spans already taken, merged into disjoint intervals kept sorted: whether a
+    # new span is free is then a look at its neighbours, not at every span.
+    starts: list[int] = []
+    ends: list[int] = []
+    for a, b in sorted([*skip, *((m.start(), m.end()) for m in URL_RE.finditer(text))]):
+        if starts and a <= ends[-1]:
+            ends[-1] = max(ends[-1], b)
+        else:
+            starts.append(a)
+            ends.append(b)
+    found: list[Name] = []
+
+    def free(a: int, b: int) -> bool:
+        k = bisect_right(starts, a) - 1
+        if k >= 0 and ends[k] > a:
+            return False
+        return k + 1 >= len(starts) or starts[k + 1] >= b
+
+    def take(a: int, b: int) -> None:
+        k = bisect_right(starts, a)
+        starts.insert(k, a)
+        ends.insert(k, b)
+
+    def add(token: str, kind: str, a: int, b: int) -> None:
+        # A "name" of hundreds of characters is not one (and is looked up through git's command line).
+        if token and len(token) <= MAX_NAME_CHARS and free(a, b):
+            found.append(Name(token, kind, a, b))
+            take(a, b)
+
+    for start, c_start, c_end, end in code_spans(text):
+        content = text[c_start:c_end].strip()
+        if content and len(content) <= MAX_NAME_CHARS and not content.startswith(("claim:", "prior:", "quoted:")):
+            add(content, CODE, start, end)
+        elif free(start, end):
+            take(start, end)
+    for m in _PACKAGE_RE.finditer(text):
+        add(m.group(0), PACKAGE, m.start(), m.end())
+    for m in _STRING_RE.finditer(text):
+        inner = next(g for g in m.groups()[1:] if g is not None)
+        if inner.strip() == inner and inner.strip():
+            add(inner, STRING, m.start(), m.end())
+    for m in _DOTTED_RE.finditer(text):
+        token = m.group(0).removesuffix("()")
+        if not is_file_name(token) and not re.fullmatch(r"(?:[a-z]\.)+[a-z]?", token.lower()):  # `e.g`, `i.e.`
+            add(token, DOTTED, m.start(), m.start() + len(token))
+    for m in _WORD_RE.finditer(text):
+        if is_identifier_like(m.group(0)):
+            add(m.group(0), IDENTIFIER, m.start(), m.end())
+    found.sort(key=lambda n: n.start)
+    return tuple(found)

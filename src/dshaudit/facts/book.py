@@ -1,0 +1,282 @@
+"""Structural facts about DSH, measured at a pin.
+
+The detectors are listed in `registry.toml`; their tree-sitter queries are in
+`queries/`; `reducers.py` turns matches into values. `measure` runs the ones
+asked for over one snapshot, sharing reads and parses between them and
+caching each detector's per-file work by blob id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from dshaudit.index import search
+
+from dshaudit.documents import searches
+from dshaudit.platform import ui
+from dshaudit.platform.cache import Cache
+from dshaudit.platform.cache import Shard
+from dshaudit.platform.cache import shaped
+from dshaudit.core.model import Fact
+from dshaudit.core.model import FactStatus
+from dshaudit.core.model import Pin
+from dshaudit.git.snapshot import Snapshot
+from dshaudit.facts import parallel
+from dshaudit.facts.engine import FactContext, Measurement
+from dshaudit.lang.parsing import CannotEvaluate
+from dshaudit.facts.reducers import COMBINE, PER_FILE, SEARCHES, WHOLE, Partials, evidence
+from dshaudit.facts.perfile import per_file_partial
+from dshaudit.facts.specs import DetectorSpec, detector_version, load_specs
+
+if TYPE_CHECKING:
+    from dshaudit.git.pins import PinResolver
+    from dshaudit.git.repository import DshRepository
+
+
+# What a cached entry must look like to be used (cache.py drops any other and it is measured again).
+_EVIDENCE = [[str, int, int]]
+PARTIAL_SHAPE = shaped(({"cannot_evaluate": str, "evidence": _EVIDENCE}, {str: (list, dict)}))
+_FACT_ENTRY = shaped({"status": str, "value": object, "fields": {str: object}, "message": str, "evidence": _EVIDENCE})
+
+
+def FACT_SHAPE(value: object) -> bool:
+    return _FACT_ENTRY(value) and value["status"] in {s.value for s in FactStatus}  # type: ignore[index]
+
+
+def _partials(spec: DetectorSpec, ctx: FactContext) -> Partials:
+    if spec.needle:
+        paths = ctx.files_with(spec.needle, list(spec.paths), spec.exclude_tests)
+    else:
+        paths = ctx.paths(list(spec.paths), spec.exclude_tests)
+    shard = ctx.cache.shard("partial", detector_version(spec), PARTIAL_SHAPE)
+    ids = ctx.blob_ids()
+    todo = [p for p in paths if shard.get(f"{ids[p]}:{p}") is None]
+    if todo:
+        ui.detail(f"{spec.id}: {len(todo)} of {len(paths)} files not cached, reading them")
+    with ui.progress(todo, f"{spec.id}") as files:
+        _work(spec, ctx, shard, ids, files)
+    partials = [(p, shard.get(f"{ids[p]}:{p}")) for p in sorted(paths)]
+    for path, partial in partials:
+        if "cannot_evaluate" in partial:
+            raise CannotEvaluate(partial["cannot_evaluate"], evidence(partial["evidence"]))
+    return partials
+
+
+def prepare(ctx: FactContext, ids: list[str]) -> None:
+    """Do the per-file work of these detectors up front, all of it in one go
+    across two processes when there is enough of it to pay for them."""
+    specs = [registry()[i] for i in ids]
+    if ctx.pool is None or parallel.workers() < 2:
+        return
+    blob = ctx.blob_ids()
+    if ctx.prefilter:
+        shard = ctx.needle_shard()
+        wanted = {p for s in specs if s.needle for p in ctx.paths(list(s.paths), s.exclude_tests)}
+        unknown = sorted(p for p in wanted if shard.get(blob[p]) is None)
+        if len(unknown) >= parallel.MIN_SCANS:
+            ui.detail(f"looking for detector literals in {len(unknown)} files, in {parallel.workers()} processes")
+            for _, key, mask in ctx.pool.map([("needles", p, blob[p]) for p in unknown]):
+                shard.put(key, mask)
+    tasks: list[tuple[str, str, str]] = []
+    shards: dict[str, Shard] = {}
+    for s in specs:
+        if s.kind == "whole":
+            continue
+        paths = ctx.files_with(s.needle, list(s.paths), s.exclude_tests) if s.needle else ctx.paths(list(s.paths), s.exclude_tests)
+        shards[s.id] = part = ctx.cache.shard("partial", detector_version(s), PARTIAL_SHAPE)
+        tasks += [(s.id, p, blob[p]) for p in paths if part.get(f"{blob[p]}:{p}") is None]
+    if len(tasks) < parallel.MIN_FILES:
+        return
+    # A file's tasks side by side, so the detectors reading it share one parse in a worker.
+    tasks.sort(key=lambda t: (t[1], t[0]))
+    ui.detail(f"per-file work on {len(tasks)} files, in {parallel.workers()} processes")
+    chunks = ctx.pool.chunks(tasks)
+    with ui.progress(range(0, len(tasks), parallel.CHUNK), "reading and parsing", minimum=2) as bar:
+        for _, results in zip(bar, chunks):
+            for spec_id, key, partial in results:
+                shards[spec_id].put(key, partial)
+
+
+def detector_searches(ids: Iterable[str]) -> list[searches.Search]:
+    """The searches (search.py) the whole detectors among `ids` count."""
+    specs = registry()
+    return list(dict.fromkeys(q for i in ids if specs[i].reduce in SEARCHES for q in SEARCHES[specs[i].reduce](specs[i])))
+
+
+def run_searches(queries: list[searches.Search], snapshot: Snapshot) -> None:
+    """Searches measured (and cached) side by side: each is a git grep, waiting on git."""
+    if len(queries) > 1:
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda q: search.matches(q, snapshot), queries))
+
+
+def _work(spec: DetectorSpec, ctx: FactContext, shard: Shard, ids: dict[str, str], files: Iterable[str]) -> None:
+    """Per-file work, here, for the files neither cached nor done by prepare()."""
+    files = list(files)
+    ctx.load(files)
+    for path in files:
+        shard.put(f"{ids[path]}:{path}", per_file_partial(spec, path, ctx.read(path), ctx.trees))
+
+
+def _cached_fact(spec: DetectorSpec, ctx: FactContext) -> bool:
+    return ctx.cache.shard("fact", detector_version(spec), FACT_SHAPE).get(f"{ctx.snapshot.sha}:{int(ctx.prefilter)}") is not None
+
+
+def measure_one(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
+    """A fact at a pin; a commit never changes, so the result is cached by
+    (detector version, commit) and a warm run reads it back without looking at the tree."""
+    shard = ctx.cache.shard("fact", detector_version(spec), FACT_SHAPE)
+    key = f"{ctx.snapshot.sha}:{int(ctx.prefilter)}"
+    hit = shard.get(key)
+    if hit is not None:
+        return Fact(spec.id, spec.definition, pin, FactStatus(hit["status"]), hit["value"], hit["fields"],
+                    evidence(hit["evidence"]), hit["message"])
+    fact = _measure(spec, ctx, pin)
+    shard.put(key, {
+        "status": fact.status.value, "value": fact.value, "fields": fact.fields, "message": fact.message,
+        "evidence": [[e.path, e.lines.start, e.lines.end] for e in fact.evidence],
+    })
+    return fact
+
+
+def _measure(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
+    try:
+        if spec.kind == "whole":
+            m: Measurement = WHOLE[spec.reduce](ctx, spec, [])
+        else:
+            m = COMBINE[spec.reduce](spec, ctx, _partials(spec, ctx))
+    except CannotEvaluate as exc:
+        return Fact(spec.id, spec.definition, pin, FactStatus.CANNOT_EVALUATE, None, {}, exc.evidence, str(exc))
+    return Fact(spec.id, spec.definition, pin, FactStatus.OK, m.value, dict(m.fields), tuple(m.evidence))
+
+
+# Facts whose measure lives above this package: a `tree-docs(...)` fact runs a whole
+# check. The layer that has it registers it here (`provide`), so that this package
+# imports nothing above itself.
+ProvidedMeasure = Callable[["searches.Search", Pin, "PinResolver", Callable[[], "DshRepository"]], Fact]
+_PROVIDED: dict[str, ProvidedMeasure] = {}
+
+
+def provide(kind: str, measure: ProvidedMeasure) -> None:
+    """Measure facts of `kind` (a search kind such as `tree-docs`) with `measure`."""
+    _PROVIDED[kind] = measure
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, DetectorSpec]:
+    """The detectors, each checked against its reducer: a whole-tree reducer runs no
+    query, and a per-file one has both its per-file and its combining half."""
+    specs = load_specs()
+    for spec in specs.values():
+        known = spec.reduce in WHOLE or (spec.reduce in COMBINE and spec.reduce in PER_FILE)
+        if not known or (spec.reduce in WHOLE) == bool(spec.query):
+            raise RuntimeError(f"registry.toml: {spec.id}: reducer {spec.reduce!r} does not fit (query: {spec.query})")
+    return specs
+
+
+class FactBook:
+    """Facts measured on demand per pin, each at most once per run."""
+
+    def __init__(self, repository_factory: Callable[[], DshRepository], cache: Cache | None = None,
+                 resolver: PinResolver | None = None):
+        self._repository_factory = repository_factory
+        self._resolver = resolver  # for facts that name a second pin (tree-docs('docs', 'rc2'))
+        self._repository: DshRepository | None = None
+        from dshaudit.platform import cache as cache_module
+
+        self.cache = cache if cache is not None else cache_module.current()
+        self._contexts: dict[str, FactContext] = {}
+        self._facts: dict[tuple[str, str], Fact] = {}
+        self._pool: parallel.Pool | None = None
+
+    def close(self) -> None:
+        """Stop the worker processes, if any were started."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def forget(self, pin: Pin) -> None:
+        """Drop what was read and measured at `pin`: a walk over many commits keeps only the current one."""
+        self._contexts.pop(pin.sha, None)
+        self._facts = {k: v for k, v in self._facts.items() if k[1] != pin.sha}
+
+    def _context(self, pin: Pin) -> FactContext:
+        """The pin's context, the repository opened on first need."""
+        if self._repository is None:
+            self._repository = self._repository_factory()
+        if pin.sha not in self._contexts:
+            ctx = FactContext(self._repository.snapshot(pin.sha, pin.name), self.cache)
+            if self._pool is None:
+                self._pool = parallel.Pool(str(self._repository.repo.git_dir))
+            ctx.pool = self._pool
+            self._contexts[pin.sha] = ctx
+        return self._contexts[pin.sha]
+
+    def get(self, fact_id: str, pin: Pin) -> Fact:
+        key = (fact_id, pin.sha)
+        if key not in self._facts:
+            ctx = self._context(pin)
+            if searches.split(fact_id) is None:
+                self._facts[key] = measure_one(registry()[fact_id], ctx, pin)
+            elif (parsed := searches.parse(fact_id)).kind in _PROVIDED:
+                if self._resolver is None:
+                    raise RuntimeError(f"{parsed.kind} facts need the FactBook's pin resolver")
+                measure = _PROVIDED[parsed.kind]
+                self._facts[key] = measure(parsed, pin, self._resolver, self._repository_factory)
+            else:
+                self._facts[key] = search.measure(parsed, ctx.snapshot, pin)
+        return self._facts[key]
+
+    def all(self, pin: Pin) -> list[Fact]:
+        return self.many(sorted(registry()), pin)
+
+    def many(self, fact_ids: list[str], pin: Pin, derive_from: list[str] | None = None) -> list[Fact]:
+        """Several facts at one pin, their per-file work done together. Their searches are
+        derived from another commit's cached matches where they can be: those of
+        `derive_from` (the closest first), else the configured pins. A walk over many
+        commits, each far from every pin, passes the commits it measured at: then only
+        the files changed since the last of them are grepped again."""
+        todo = sorted({i for i in fact_ids if (i, pin.sha) not in self._facts})
+        if todo:
+            # Not one fact measured first to open the context: it would grep its searches whole.
+            ctx = self._context(pin)
+            specs = registry()
+            search_ids = [i for i in todo if i not in specs and searches.split(i) and searches.parse(i).kind == "search"]
+            detectors = [i for i in todo if i in specs and not _cached_fact(specs[i], ctx)]
+            queries = list(dict.fromkeys([searches.parse(i) for i in search_ids] + detector_searches(detectors)))
+            with ThreadPoolExecutor(1) as background:
+                # Derived from another commit's cached matches where there are some: only what differs
+                # is grepped; the rest grepped whole. That is git's work, done while the detectors parse here.
+                derived = None
+                bases = derive_from if derive_from is not None else (
+                    sorted({p.sha for p in self._resolver.config.pins.values()}) if self._resolver is not None else [])
+                if queries and bases:
+                    derived = background.submit(search.derive_many, queries, ctx.snapshot, bases)
+                searched = background.submit(run_searches, queries, ctx.snapshot)
+                prepare(ctx, detectors)
+                if derived is not None:
+                    derived.result()
+                searched.result()
+        return [self.get(i, pin) for i in fact_ids]
+
+
+def measure(snapshot: Snapshot, pin: Pin, ids: list[str] | None = None, cache: Cache | None = None,
+            prefilter: bool = True) -> list[Fact]:
+    ctx = FactContext(snapshot, cache, prefilter)
+    pool = ctx.pool = parallel.Pool(str(snapshot.repository.repo.git_dir))
+    specs = registry()
+    try:
+        todo = [i for i in sorted(ids or specs) if not _cached_fact(specs[i], ctx)]
+        with ThreadPoolExecutor(1) as background:  # git greps while the detectors parse here
+            searched = background.submit(run_searches, detector_searches(todo), snapshot)
+            prepare(ctx, todo)
+            searched.result()
+        facts = [measure_one(specs[i], ctx, pin) for i in sorted(ids or specs)]
+    finally:
+        pool.close()
+    if cache is not None:
+        cache.flush()
+    return facts

@@ -1,0 +1,68 @@
+"""git grep over the tree of one commit: git scans every blob in C, faster
+than Python reads the few it needs. (Searches of lines are search.py's.)"""
+
+from __future__ import annotations
+
+import git
+from git.exc import GitCommandError
+
+from dshaudit.git.fileindex import FileIndex
+
+
+class Grep:
+    """git grep at one commit."""
+
+    def __init__(self, repo: git.Repo, sha: str):
+        self.repo = repo
+        self.sha = sha
+
+    def needles(self, needles: list[str], paths: list[str],
+                blobs: dict[str, str] | None = None) -> dict[str, set[str] | None]:
+        """Which of `needles` (fixed strings) occur in each of `paths`: one `git grep -o`,
+        instead of reading every blob; None for a file where git's answer may leave
+        one out (`_hiding`), which the caller reads. The regular files whose blob ids
+        are given (`blobs`) are listed in an index for git (`fileindex`); the rest
+        are named as pathspecs, a process per thousand."""
+        found: dict[str, set[str]] = {p: set() for p in paths}
+        args = ["-o", "-z", "-a", "-F", "--no-color"] + [a for n in needles for a in ("-e", n)]
+        prefix = self.sha + ":"
+        listing = FileIndex.of(str(self.repo.git_dir), paths, blobs) if blobs else None
+        runs: list[tuple[list[str], dict[str, str] | None]] = []
+        if listing is not None:
+            runs.append((listing.grep_options, listing.env))
+            paths = listing.left_out
+        runs += [([self.sha, "--", *(f":(literal){p}" for p in paths[i:i + 1000])], None)
+                 for i in range(0, len(paths), 1000)]
+        try:
+            for named, env in runs:
+                try:
+                    out = self.repo.git.grep(*args, *named, env=env, strip_newline_in_stdout=False)
+                except GitCommandError as exc:
+                    if exc.status != 1 or exc.stderr:  # 1 means no match, unless git says why
+                        raise
+                    continue
+                for record in out.split("\n"):
+                    if record:
+                        path, _, text = record.partition("\0")
+                        path = path.removeprefix(prefix)
+                        if path in found:
+                            found[path].add(text)
+        finally:
+            if listing is not None:
+                listing.close()
+        # A needle of several lines is several patterns to git: its matches say too little.
+        hiding = set(needles) if any("\n" in n for n in needles) else _hiding(needles)
+        return {p: None if texts and (texts & hiding or not texts <= set(needles))
+                else {n for n in needles if any(n in t for t in texts)}
+                for p, texts in found.items()}
+
+
+def _hiding(needles: list[str]) -> set[str]:
+    """The needles whose match may hide another needle from `git grep -o`. git reports
+    the leftmost match (the longest of those that begin there) and goes on after
+    its end, so a needle at a place inside a reported match is not reported. If it
+    ends inside that match it is part of the match's text, and read from it; if it
+    ends past it (a suffix of the match begins it: `maxDepth` and `hasOwn` in
+    `maxDepthasOwn`), only the file tells. A file with a match of these is read."""
+    return {m for m in needles for n in needles if n != m and n not in m
+            and any(m.endswith(n[:k]) for k in range(1, min(len(m), len(n))))}

@@ -1,0 +1,273 @@
+"""Where DSH comes from, and reading it.
+
+`DshRepository.open` finds the clone: a path given with --repo or $DSH_REPO,
+else our own bare clone of the upstream URL in the user cache directory, made
+on first use and fetched into when a pin names a commit it lacks. It hands out
+a `Snapshot` (snapshot.py) per commit.
+
+No text from findings or configuration ever reaches git as an option: SHAs are
+validated as 40 hex digits before use, clone URLs must use a known protocol,
+tag names are checked before git sees them, and paths are looked up in trees
+(snapshot.py), not passed on command lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import git
+from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+from gitdb.exc import BadName, BadObject
+
+from dshaudit.platform import places
+from dshaudit.platform import ui
+from dshaudit.core.errors import InputError
+from dshaudit.core.model import SHA_RE
+from dshaudit.core.errors import RepoError
+from dshaudit.git.snapshot import Snapshot
+
+_REF_NAME_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
+# Protocols a clone URL may use; `ext::` and friends can run commands.
+ALLOWED_URL_RE = re.compile(r"^(https://|http://|ssh://|git://|file://|git@[\w.\-]+:)", re.IGNORECASE)
+
+
+def user_cache_dir() -> Path:
+    return Path(places.user_cache_dir())
+
+
+def _cached_clone_path(url: str) -> Path:
+    """Where our own clone of `url` lives in the user cache directory."""
+    digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+    name = re.sub(r"[^\w.-]+", "-", url.rstrip("/").rsplit("/", 1)[-1]).removesuffix(".git")
+    return user_cache_dir() / "repos" / f"{name}-{digest}.git"
+
+
+class DshRepository:
+    """A bare (or ordinary) clone of DSH, opened without relying on its config."""
+
+    def __init__(self, git_dir: Path, origin: str, cached: bool = False):
+        self.git_dir = git_dir
+        self.origin = origin  # how the user named it, for messages
+        self.cached = cached  # our own clone in the cache: we may fetch into it
+        try:
+            self.repo = git.Repo(git_dir)
+        except (InvalidGitRepositoryError, NoSuchPathError):
+            raise RepoError(f"{origin}: not a git repository") from None
+        # A bare mirror whose config lacks `core.bare = true` makes GitPython run
+        # git in the parent folder, where git finds no repository. Naming the git
+        # directory in the environment makes every git call independent of that.
+        self.repo.git.update_environment(GIT_DIR=str(self.repo.git_dir))
+        self._snapshots: dict[str, Snapshot] = {}
+        if self.is_shallow():
+            raise RepoError(
+                f"{origin}: is a shallow clone; citations cannot be checked against partial history "
+                f"(run: git --git-dir={self.repo.git_dir} fetch --unshallow)"
+            )
+
+    def twin(self) -> "DshRepository":
+        """Another handle on the same clone, for a thread or a forked process of its
+        own: a git.Repo reads objects through one `git cat-file` process, which two
+        threads must not share. The trees listed so far come along (a tree never
+        changes), so the twin does not list them again."""
+        other = DshRepository(self.git_dir, self.origin, self.cached)
+        other._snapshots = {sha: snap.moved_to(other) for sha, snap in self._snapshots.items()}
+        return other
+
+    # -- opening -----------------------------------------------------------------
+
+    @classmethod
+    def open(cls, spec: str | None, upstream_url: str) -> "DshRepository":
+        """`--repo` value, else $DSH_REPO, else a cached clone of the upstream URL."""
+        spec = places.clone_spec(spec)
+        if spec and not places.is_url(spec):
+            path = Path(spec).expanduser()
+            if not path.exists():
+                raise RepoError(f"{spec}: no such DSH clone (set --repo or DSH_REPO to a clone of {upstream_url})")
+            return cls(Path(places.git_dir_at(str(path))), spec)
+        return cls.cached_clone(spec or upstream_url)
+
+    @staticmethod
+    def at_hand(spec: str | None, upstream_url: str) -> bool:
+        """Whether `open` would find a clone without making one."""
+        spec = places.clone_spec(spec)
+        if spec and not places.is_url(spec):
+            return Path(spec).expanduser().exists()
+        return (_cached_clone_path(spec or upstream_url) / "objects").is_dir()
+
+    @classmethod
+    def cached_clone(cls, url: str) -> "DshRepository":
+        if not ALLOWED_URL_RE.match(url):
+            raise InputError(f"{url}: refusing to clone from this URL (allowed: https, http, ssh, git, file)")
+        target = _cached_clone_path(url)
+        if not (target / "objects").is_dir():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            ui.note(f"cloning {url} into {target} (first use; later runs reuse it)")
+            # Clone beside the target and rename, so an interrupted clone leaves
+            # only a temporary folder, never a half-made cache entry.
+            tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
+            try:
+                git.Repo.clone_from(url, tmp / "repo.git", bare=True, multi_options=["--no-tags"])
+                git.Repo(tmp / "repo.git").git.fetch("origin", "+refs/tags/*:refs/tags/*")
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(tmp / "repo.git", target)
+            except GitCommandError as exc:
+                raise RepoError(f"{url}: cannot clone: {_git_reason(exc)}") from None
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        return cls(target, url, cached=True)
+
+    def fetch_missing(self, sha: str) -> None:
+        """Bring a cached clone up to date when a pin names a commit it lacks."""
+        ui.note(f"fetching {self.origin} for commit {sha}")
+        try:
+            self.repo.git.fetch("origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+            if not self.has_commit(sha):
+                # Not on a branch or tag (a pull request's commit, say): ask for it by id.
+                self.repo.git.fetch("origin", sha)
+        except GitCommandError as exc:
+            if not self.has_commit(sha):
+                raise RepoError(f"{self.origin}: cannot fetch commit {sha}: {_git_reason(exc)}") from None
+
+    # -- reading -----------------------------------------------------------------
+
+    def resolve_tag(self, name: str) -> str | None:
+        """The commit a tag names, if it is a tag of this clone."""
+        return self._rev(f"refs/tags/{name}") if _REF_NAME_RE.fullmatch(name) and ".." not in name else None
+
+    def resolve_branch(self, name: str) -> str | None:
+        """The commit a branch of this clone (or of its origin) points at now."""
+        if not _REF_NAME_RE.fullmatch(name) or ".." in name:
+            return None
+        return self._rev(f"refs/heads/{name}") or self._rev(f"refs/remotes/origin/{name}")
+
+    def resolve_abbreviated(self, prefix: str) -> str | None:
+        """The one commit whose SHA starts with `prefix` (7 to 39 hex digits), if exactly one does."""
+        return self._rev(prefix) if re.fullmatch(r"[0-9a-f]{7,39}", prefix) else None
+
+    def object_type(self, sha: str) -> str | None:
+        """What a full SHA names in this clone: `commit`, `tag` (an annotated
+        tag object), `tree` or `blob`; None when the clone does not hold it."""
+        if not SHA_RE.match(sha):
+            return None
+        try:
+            return self.repo.odb.info(bytes.fromhex(sha)).type.decode()
+        except (BadName, BadObject, ValueError, GitCommandError):
+            return None
+
+    def peel(self, ref: str) -> str | None:
+        """The commit a SHA or an (annotated) tag leads to, if it leads to one."""
+        return self._rev(ref)
+
+    def tag_target_type(self, name_or_sha: str) -> str | None:
+        """What a tag of this clone (by name, or its object's SHA) finally
+        names: `commit`, `tree` or `blob`; None when there is no such tag."""
+        if SHA_RE.match(name_or_sha):
+            rev = name_or_sha
+        elif _REF_NAME_RE.fullmatch(name_or_sha) and ".." not in name_or_sha:
+            rev = f"refs/tags/{name_or_sha}"
+        else:
+            return None
+        try:
+            sha = self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{rev}^{{}}")
+        except GitCommandError:
+            return None
+        return self.object_type(sha) if SHA_RE.match(sha or "") else None
+
+    def _rev(self, ref: str) -> str | None:
+        try:
+            sha = self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+        except GitCommandError:
+            return None
+        return sha if SHA_RE.match(sha or "") else None
+
+    def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]:
+        """Blob contents by id, read through one `git cat-file --batch` process."""
+        import subprocess
+        import threading
+
+        wanted = sorted(set(blob_ids))
+        if not wanted:
+            return {}
+        proc = subprocess.Popen(
+            ["git", f"--git-dir={self.repo.git_dir}", "cat-file", "--batch"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+        write, read = proc.stdin, proc.stdout
+        assert write is not None and read is not None  # both asked for as PIPE above
+
+        def feed() -> None:
+            try:
+                write.write("".join(f"{b}\n" for b in wanted).encode())
+            finally:
+                write.close()
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        out: dict[str, bytes] = {}
+        for _ in wanted:
+            header = read.readline().split()
+            if len(header) == 2 and header[1] == b"missing":
+                continue
+            oid, size = header[0].decode(), int(header[2])
+            out[oid] = read.read(size)
+            read.read(1)  # the newline after each object
+        writer.join()
+        read.close()  # the pipe is ours to close: left to the collector, it is a ResourceWarning
+        proc.wait()
+        return out
+
+    def is_shallow(self) -> bool:
+        return (Path(self.repo.git_dir) / "shallow").exists()
+
+    def has_commit(self, sha: str) -> bool:
+        """Whether `sha` is a commit of the clone (not a tag, tree or blob that leads to one)."""
+        return self.object_type(sha) == "commit"
+
+    def snapshot(self, sha: str, pin_name: str | None = None) -> Snapshot:
+        if not SHA_RE.match(sha):
+            raise InputError(f"{sha!r}: not a full 40-hex commit SHA")
+        snap = self._snapshots.get(sha)
+        if snap is None:
+            kind = self.object_type(sha)
+            if kind is None and self.cached:  # only a missing object is worth a fetch
+                self.fetch_missing(sha)
+                kind = self.object_type(sha)
+            if kind != "commit":
+                label = f"pin {pin_name} = {sha}" if pin_name else sha
+                if kind == "tag":  # an annotated tag's own SHA: its commit is what a pin names
+                    commit = self.peel(sha)
+                    fix = f"; write its commit {commit} instead" if commit else ""
+                    raise InputError(f"{label} is an annotated tag object of the DSH clone, not a commit{fix}")
+                if kind is not None:  # in the clone, but not a commit: the pin is wrong, not the clone
+                    raise InputError(f"{label} is a {kind} of the DSH clone, not a commit: a pin names a commit")
+                raise RepoError(
+                    f"commit {label} is not in the DSH clone at {self.origin}; "
+                    f"get it with: git --git-dir={self.repo.git_dir} fetch origin {sha}"
+                )
+            snap = Snapshot(self, sha)
+            self._snapshots[sha] = snap
+        return snap
+
+
+    def remember(self, snapshot: Snapshot) -> None:
+        """Hand out this snapshot for its commit from now on (one made by `Snapshot.derive`)."""
+        self._snapshots[snapshot.sha] = snapshot
+
+    def forget(self, sha: str) -> None:
+        """Drop the snapshot of `sha` (its tree listing): a walk over many commits keeps only those it still reads."""
+        self._snapshots.pop(sha, None)
+
+
+def _git_reason(exc: GitCommandError) -> str:
+    """git's own first `fatal:`/`error:` line, which says what went wrong."""
+    text = str(exc.stderr or "").replace("stderr: '", "\n")
+    for line in text.splitlines():
+        line = line.strip().strip("'")
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return f"git exited with {exc.status}"

@@ -1,0 +1,19 @@
+"""For people at a terminal: one line per diagnostic worth showing, compiler
+style (`findings/x.md:LINE:COL: target: status: message`), then the summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dshaudit.core.diagnostics import Outcome
+from dshaudit.platform.textsafe import terminal_safe
+
+
+def render(outcome: Outcome, context: Any) -> str:
+    if outcome.lines is not None:
+        out = [terminal_safe(line) for line in outcome.lines]
+    else:
+        out = [terminal_safe(f"{d.source}: {d.summary}") for d in outcome.shown]
+        if outcome.summary is not None:
+            out.append(terminal_safe(outcome.summary.line))
+    return "".join(line + "\n" for line in out)
