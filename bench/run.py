@@ -76,7 +76,9 @@ def measure(label: str, cmd: list[str], runs: int, env: dict, cwd: Path, before=
         walls.append(wall)
         peaks.append(peak)
     row = {"label": label, "min": min(walls), "median": statistics.median(walls), "peak": max(peaks)}
-    print(f"  {label:<44} min {row['min']:6.3f} s  median {row['median']:6.3f} s  peak {row['peak']:4d} MiB", flush=True)
+    print(
+        f"  {label:<44} min {row['min']:6.3f} s  median {row['median']:6.3f} s  peak {row['peak']:4d} MiB", flush=True
+    )
     return row
 
 
@@ -96,8 +98,11 @@ def in_turn(runs: int, commands: list) -> dict[str, list[float]]:
             walls[label].append(wall)
             peaks[label].append(peak)
     for label, text, *_ in commands:
-        print(f"  {text:<44} min {min(walls[label]):6.3f} s  median {statistics.median(walls[label]):6.3f} s  "
-              f"peak {max(peaks[label]):4d} MiB", flush=True)
+        print(
+            f"  {text:<44} min {min(walls[label]):6.3f} s  median {statistics.median(walls[label]):6.3f} s  "
+            f"peak {max(peaks[label]):4d} MiB",
+            flush=True,
+        )
     return walls
 
 
@@ -127,7 +132,11 @@ def changed_parse_seconds(repo: str) -> tuple[int, float]:
     wanted = set()
     for spec in registry().values():
         if spec.query:
-            paths = new.files_with(spec.needle, list(spec.paths), spec.exclude_tests) if spec.needle else new.paths(list(spec.paths))
+            paths = (
+                new.files_with(spec.needle, list(spec.paths), spec.exclude_tests)
+                if spec.needle
+                else new.paths(list(spec.paths))
+            )
             wanted |= {p for p in paths if old.blob_ids().get(p) != new.blob_ids()[p]}
     sources = [(p, new.read(p)) for p in sorted(wanted)]
     start = time.perf_counter()
@@ -141,13 +150,11 @@ def reference_lookup_seconds(repo: str, cache_dir: Path, runs: int, count: int =
     (names, cold seconds, best warm seconds). Warm starts with nothing in memory and
     the cache on disk, as a new process would; Python's own start-up is not counted."""
     sys.path.insert(0, str(ROOT / "src"))
-    from dshaudit.platform import cache
-    from dshaudit.index import nameindex
+    from dshaudit.checking.references import check_references, classify, document_names
     from dshaudit.core.model import SourceLocation
-    from dshaudit.checking.references import check_references
-    from dshaudit.checking.references import classify
-    from dshaudit.checking.references import document_names
     from dshaudit.git.repository import DshRepository
+    from dshaudit.index import nameindex
+    from dshaudit.platform import cache
 
     items = []
     for path in sorted((ROOT / "findings").glob("*.md")):
@@ -178,8 +185,9 @@ def reference_lookup_seconds(repo: str, cache_dir: Path, runs: int, count: int =
     return len(items), cold, warm
 
 
-def lsp_keystroke_seconds(repo: str, cache_dir: Path, runs: int,
-                          citations: int = 250) -> tuple[int, float, list[float], list[float]]:
+def lsp_keystroke_seconds(
+    repo: str, cache_dir: Path, runs: int, citations: int = 250
+) -> tuple[int, float, list[float], list[float]]:
     """The language server's re-check after a keystroke, in-process: a document of
     about `citations` citations (paragraphs of findings/, at rc7) opened and
     checked once, then typed into, one character per keystroke in a line with
@@ -188,10 +196,10 @@ def lsp_keystroke_seconds(repo: str, cache_dir: Path, runs: int,
     wall seconds of each keystroke's re-check, CPU seconds of each: on a busy
     machine the wall time also counts what other processes took.)"""
     sys.path.insert(0, str(ROOT / "src"))
-    from dshaudit.platform import cache
     from dshaudit.documents.findings import split_front_matter
     from dshaudit.documents.grammar import find_citations
     from dshaudit.lsp.engine import EditorCache, Engine
+    from dshaudit.platform import cache
 
     paragraphs, found = [], 0
     for path in sorted((ROOT / "findings").glob("*.md")):
@@ -217,8 +225,11 @@ def lsp_keystroke_seconds(repo: str, cache_dir: Path, runs: int,
         count = len(first.file.citations)
         lines = text.split("\n")
         # Prose typed at the end of a sentence that holds a citation, halfway down.
-        typed = next(c.source.line - 1 for c in first.file.citations[count // 2:]
-                     if lines[c.source.line - 1].rstrip().endswith("."))
+        typed = next(
+            c.source.line - 1
+            for c in first.file.citations[count // 2 :]
+            if lines[c.source.line - 1].rstrip().endswith(".")
+        )
         words = " and the same holds at the next pin as the text says" * 10
         seconds, cpu_seconds = [], []
         for version in range(2, 2 + max(runs, 1) * 10):
@@ -240,9 +251,12 @@ def lsp_keystroke_seconds(repo: str, cache_dir: Path, runs: int,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs of each command (default 5)")
-    parser.add_argument("--only", choices=("new-sha", "history", "history-pairs"),
-                        help="one section alone: the check at a new SHA against the warm check (new-sha), "
-                             "the history section (history), or its paired runs without the naive extrapolation")
+    parser.add_argument(
+        "--only",
+        choices=("new-sha", "history", "history-pairs"),
+        help="one section alone: the check at a new SHA against the warm check (new-sha), "
+        "the history section (history), or its paired runs without the naive extrapolation",
+    )
     args = parser.parse_args()
     repo = os.environ.get("DSH_REPO")
     if not repo:
@@ -266,30 +280,57 @@ def main() -> None:
     rows = {}
     try:
         print("dshaudit (findings/ of this repository):")
-        rows["check_cold"] = measure("check, cold cache (citations + all facts)", [exe, "check"], args.runs, env, ROOT, empty_cache)
+        rows["check_cold"] = measure(
+            "check, cold cache (citations + all facts)", [exe, "check"], args.runs, env, ROOT, empty_cache
+        )
         rows["check_warm"] = measure("check, warm cache", [exe, "check"], args.runs, env, ROOT)
         rows["facts_cold"] = measure("facts, cold cache", [exe, "facts"], args.runs, env, ROOT, empty_cache)
         rows["facts_warm"] = measure("facts, warm cache", [exe, "facts"], args.runs, env, ROOT)
-        rows["rebase"] = measure("rebase --from rc7 --to rc2, warm cache", [exe, "rebase", "--from", "rc7", "--to", "rc2"], args.runs, env, ROOT)
-        rows["rebase_cold"] = measure("rebase --from rc7 --to rc2, cold cache", [exe, "rebase", "--from", "rc7", "--to", "rc2"], args.runs, env, ROOT, empty_cache)
+        rows["rebase"] = measure(
+            "rebase --from rc7 --to rc2, warm cache",
+            [exe, "rebase", "--from", "rc7", "--to", "rc2"],
+            args.runs,
+            env,
+            ROOT,
+        )
+        rows["rebase_cold"] = measure(
+            "rebase --from rc7 --to rc2, cold cache",
+            [exe, "rebase", "--from", "rc7", "--to", "rc2"],
+            args.runs,
+            env,
+            ROOT,
+            empty_cache,
+        )
 
         print("references:")
         tree = work / "rc7"
         tree.mkdir()
         archive = subprocess.run(["git", f"--git-dir={repo}", "archive", RC7], capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-        rows["git_grep"] = measure("git grep -n KNOWN_SESSION_EVENT_TYPES (rc7)",
-                                   ["git", f"--git-dir={repo}", "grep", "-n", "KNOWN_SESSION_EVENT_TYPES", RC7], args.runs, env, ROOT)
+        rows["git_grep"] = measure(
+            "git grep -n KNOWN_SESSION_EVENT_TYPES (rc7)",
+            ["git", f"--git-dir={repo}", "grep", "-n", "KNOWN_SESSION_EVENT_TYPES", RC7],
+            args.runs,
+            env,
+            ROOT,
+        )
         sg = find_ast_grep()
         if sg:
             rules = work / "rules"
             rules.mkdir()
             for name, body in RULES.items():
                 for lang in ("typescript", "tsx"):
-                    (rules / f"{name}-{lang}.yml").write_text(f"id: {name}-{lang}\nlanguage: {lang}\nseverity: info\n{body}")
+                    (rules / f"{name}-{lang}.yml").write_text(
+                        f"id: {name}-{lang}\nlanguage: {lang}\nseverity: info\n{body}"
+                    )
             (work / "sgconfig.yml").write_text(f"ruleDirs:\n  - {rules}\n")
-            rows["ast_grep"] = measure(f"ast-grep scan, {len(RULES) * 2} rules (3 detectors)",
-                                       [sg, "scan", "-c", str(work / "sgconfig.yml"), str(tree)], args.runs, env, work)
+            rows["ast_grep"] = measure(
+                f"ast-grep scan, {len(RULES) * 2} rules (3 detectors)",
+                [sg, "scan", "-c", str(work / "sgconfig.yml"), str(tree)],
+                args.runs,
+                env,
+                work,
+            )
         else:
             print("  ast-grep not found (npm install @ast-grep/cli, or put ast-grep on PATH): its ratios are skipped")
 
@@ -297,24 +338,34 @@ def main() -> None:
         print("names and quoted code (references.py), in-process:")
         print(f"  {names} names and fragments of findings/ at rc7    cold {refs_cold:6.3f} s  warm {refs_warm:6.3f} s")
 
-        lsp_citations, lsp_first, keystrokes, keystrokes_cpu = lsp_keystroke_seconds(repo, work / "cache-lsp", args.runs)
+        lsp_citations, lsp_first, keystrokes, keystrokes_cpu = lsp_keystroke_seconds(
+            repo, work / "cache-lsp", args.runs
+        )
         print("language server (dshaudit lsp), in-process:")
-        print(f"  {lsp_citations} citations at rc7: first check {lsp_first:6.3f} s; re-check after a keystroke "
-              f"median {statistics.median(keystrokes) * 1000:5.1f} ms (CPU {statistics.median(keystrokes_cpu) * 1000:5.1f} ms), "
-              f"max {max(keystrokes) * 1000:5.1f} ms ({len(keystrokes)} keystrokes)")
+        print(
+            f"  {lsp_citations} citations at rc7: first check {lsp_first:6.3f} s; re-check after a keystroke "
+            f"median {statistics.median(keystrokes) * 1000:5.1f} ms (CPU {statistics.median(keystrokes_cpu) * 1000:5.1f} ms), "
+            f"max {max(keystrokes) * 1000:5.1f} ms ({len(keystrokes)} keystrokes)"
+        )
 
         med = {k: v["median"] for k, v in rows.items()}
         print("ratios and targets (medians):")
         if "ast_grep" in med:
-            print(f"  cold check / ast-grep scan            {med['check_cold'] / med['ast_grep']:5.2f}x   (target <= 1.0x)")
+            print(
+                f"  cold check / ast-grep scan            {med['check_cold'] / med['ast_grep']:5.2f}x   (target <= 1.0x)"
+            )
         print(f"  cold check                            {med['check_cold']:5.2f} s   (target <= 3 s)")
         print(f"  warm check                            {med['check_warm']:5.2f} s   (target <= 0.5 s)")
         print(f"  rebase rc7 -> rc2 (warm)              {med['rebase']:5.2f} s   (target <= 1 s)")
         print(f"  rebase rc7 -> rc2 (cold)              {med['rebase_cold']:5.2f} s")
         print(f"  cold check / git grep                 {med['check_cold'] / med['git_grep']:5.1f}x")
         print(f"  {names} names looked up, warm          {refs_warm:5.2f} s   (target <= 0.3 s)")
-        print(f"  keystroke re-check, {lsp_citations} citations {statistics.median(keystrokes) * 1000:5.0f} ms  (target <= 150 ms)")
-        print(f"  peak memory, largest                  {max(r['peak'] for r in rows.values()):5d} MiB (target <= 200 MiB)")
+        print(
+            f"  keystroke re-check, {lsp_citations} citations {statistics.median(keystrokes) * 1000:5.0f} ms  (target <= 150 ms)"
+        )
+        print(
+            f"  peak memory, largest                  {max(r['peak'] for r in rows.values()):5d} MiB (target <= 200 MiB)"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     new_sha_section(repo, args.runs)  # warm and new-SHA checks in turn, with the target
@@ -336,21 +387,28 @@ def new_sha_section(repo: str, runs: int) -> None:
     try:
         run_once([exe, "check"], env, ROOT)
         shutil.copytree(warm_cache, seeded)
+
         def from_rc7() -> None:
             shutil.rmtree(new_cache, ignore_errors=True)
             shutil.copytree(seeded, new_cache)
 
-        walls = in_turn(runs, [("warm", "check, warm cache", [exe, "check"], env, None),
-                               ("new", "check --pin rc2, cache warm from rc7", [exe, "check", "--pin", "rc2"], new_env,
-                                from_rc7)])
+        walls = in_turn(
+            runs,
+            [
+                ("warm", "check, warm cache", [exe, "check"], env, None),
+                ("new", "check --pin rc2, cache warm from rc7", [exe, "check", "--pin", "rc2"], new_env, from_rc7),
+            ],
+        )
         changed, parse_s = changed_parse_seconds(repo)
         print(f"  parsing the {changed} detector files that changed rc7 -> rc2, once, in-process: {parse_s:.3f} s")
         warm, new = statistics.median(walls["warm"]), statistics.median(walls["new"])
         budget = 1.5 * warm + parse_s
         pairs = [n / (1.5 * w + parse_s) for w, n in zip(walls["warm"], walls["new"])]
-        print(f"  check at rc2 from a warm rc7 cache    {new:5.2f} s   "
-              f"(target <= 1.5 x warm + parse of changed = {budget:.2f} s; ratio {new / budget:.2f}; "
-              f"pairs: {', '.join(f'{r:.2f}' for r in pairs)})")
+        print(
+            f"  check at rc2 from a warm rc7 cache    {new:5.2f} s   "
+            f"(target <= 1.5 x warm + parse of changed = {budget:.2f} s; ratio {new / budget:.2f}; "
+            f"pairs: {', '.join(f'{r:.2f}' for r in pairs)})"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -370,21 +428,39 @@ def history_section(repo: str, runs: int, extrapolate: bool = True) -> None:
     env = {**os.environ, "DSH_REPO": repo, "DSHAUDIT_CACHE_DIR": str(cache)}
     print("history (findings/ of this repository, rc7 -> rc2):", flush=True)
     try:
+
         def empty() -> None:
             shutil.rmtree(cache, ignore_errors=True)
 
-        walls = in_turn(runs, [("history", "history --from rc7 --to rc2, cold cache",
-                                [exe, "history", "--from", "rc7", "--to", "rc2"], env, empty),
-                               ("check", "check --pin rc2, cold cache", [exe, "check", "--pin", "rc2"], env, empty)])
+        walls = in_turn(
+            runs,
+            [
+                (
+                    "history",
+                    "history --from rc7 --to rc2, cold cache",
+                    [exe, "history", "--from", "rc7", "--to", "rc2"],
+                    env,
+                    empty,
+                ),
+                ("check", "check --pin rc2, cold cache", [exe, "check", "--pin", "rc2"], env, empty),
+            ],
+        )
         ratios = [h / c for h, c in zip(walls["history"], walls["check"])]
-        ratio_line = (f"  history / cold check --pin rc2        {statistics.median(ratios):5.2f}x   (target <= 2.0x; pairs: "
-                      + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+        ratio_line = (
+            f"  history / cold check --pin rc2        {statistics.median(ratios):5.2f}x   (target <= 2.0x; pairs: "
+            + ", ".join(f"{r:.2f}" for r in ratios)
+            + ")"
+        )
         if not extrapolate:
             print("ratios and targets (medians):")
             print(ratio_line)
             return
-        commits = subprocess.run(["git", f"--git-dir={repo}", "rev-list", "--first-parent", "--reverse", f"{RC7}..{RC2}"],
-                                 capture_output=True, text=True, check=True).stdout.split()
+        commits = subprocess.run(
+            ["git", f"--git-dir={repo}", "rev-list", "--first-parent", "--reverse", f"{RC7}..{RC2}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
         shutil.rmtree(cache, ignore_errors=True)
         run_once([exe, "check", "--pin", "rc7"], env, ROOT)  # the cache a reviewer at rc7 has
         sampled = commits[9::10]
@@ -395,13 +471,18 @@ def history_section(repo: str, runs: int, extrapolate: bool = True) -> None:
                 raise SystemExit(f"bench: check --pin {sha} exited {code}")
             naive += wall
         per_check = naive / len(sampled)
-        print(f"  check at every 10th commit ({len(sampled)} of {len(commits)}), from a cache warm at rc7: "
-              f"{naive:.2f} s, {per_check:.2f} s each", flush=True)
+        print(
+            f"  check at every 10th commit ({len(sampled)} of {len(commits)}), from a cache warm at rc7: "
+            f"{naive:.2f} s, {per_check:.2f} s each",
+            flush=True,
+        )
         print("ratios and targets (medians):")
         print(ratio_line)
-        print(f"  naive: a check at each of the {len(commits)} commits, extrapolated   {per_check * len(commits):6.1f} s   "
-              f"({per_check * len(commits) / statistics.median(walls['history']):.0f}x history, which also finds edits "
-              "under a matching anchor and restorations that per-commit checks of status alone would not say)")
+        print(
+            f"  naive: a check at each of the {len(commits)} commits, extrapolated   {per_check * len(commits):6.1f} s   "
+            f"({per_check * len(commits) / statistics.median(walls['history']):.0f}x history, which also finds edits "
+            "under a matching anchor and restorations that per-commit checks of status alone would not say)"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -17,10 +17,9 @@ settings.load_profile("dshaudit")
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from dshaudit.cli import main  # noqa: E402
 from fixture_facts import build_facts_repo  # noqa: E402
 from fixture_repo import build_fixture_repo, write_config  # noqa: E402
-
-from dshaudit.cli import main  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,7 +111,9 @@ def dsh_repo():
     return Path(path)
 
 
-def extend_fixture(workspace: Path, fixture_repo, tmp_path: Path, monkeypatch, *commits: tuple[str, dict[str, str]]) -> dict[str, str]:
+def extend_fixture(
+    workspace: Path, fixture_repo, tmp_path: Path, monkeypatch, *commits: tuple[str, dict[str, str]]
+) -> dict[str, str]:
     """A clone of the fixture repository with more commits on top, each a pin
     name and the files it writes; DSH_REPO points at it and each commit is a
     pin of the workspace's dshaudit.toml. Returns the pins' SHAs."""

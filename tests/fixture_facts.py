@@ -152,11 +152,14 @@ export function appendMessage(session: Session, message: Message) {
 """
 
 # v4: the same op with a const assertion is still the string 'append'.
-AGENT_LOOP_V4 = AGENT_LOOP + """
+AGENT_LOOP_V4 = (
+    AGENT_LOOP
+    + """
 export function appendToolResult(session: Session, message: Message) {
   return session.append({ type: 'tool/result', surfaceOp: 'append' as const, data: message })
 }
 """
+)
 
 AGENT_LOOP_SPEC = """\
 import { appendMessage } from './loop'
@@ -440,11 +443,14 @@ export class AcpProvider {
 """
 
 # v4: the ACP client side also has `capabilities`, of another type: not a provider's.
-ACP_PROVIDER_V4 = ACP_PROVIDER + """
+ACP_PROVIDER_V4 = (
+    ACP_PROVIDER
+    + """
 export class AcpClientSide {
   readonly capabilities = { fs: { readTextFile: true }, depthLimit: true }
 }
 """
+)
 
 CLAUDE_CODE_PROVIDER = """\
 import { query } from '@anthropic-ai/claude-agent-sdk'

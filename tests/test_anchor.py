@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from conftest import run_cli, write_findings
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import run_cli, write_findings
 from dshaudit.documents.grammar import find_citations
 
 WEB = "https://example.invalid/dsh"
@@ -34,14 +34,19 @@ def test_anchor_lists_then_writes_and_the_result_holds(workspace, fixture_repo):
     after = path.read_text()
     lines = after.split("\n")
     # No name in the sentence is on line 14: the rarest token of the line (`Object` is on no other).
-    assert lines[5] == f"The fiber comes first (`{CONTEXT}:14` → `Object`), then the reflect service at " \
-                       f"{CONTEXT}:15 → `ReflectService`."
+    assert (
+        lines[5] == f"The fiber comes first (`{CONTEXT}:14` → `Object`), then the reflect service at "
+        f"{CONTEXT}:15 → `ReflectService`."
+    )
     # `setFactory`, named in the sentence, is on line 17; line 19 gets its rarest token.
-    assert re.fullmatch(rf"The registry is filled through `setFactory` in `{AGENT}:17` → `setFactory`, "
-                        rf"see also `{AGENT}:19` → `[^`]+`\.", lines[6]), lines[6]
+    assert re.fullmatch(
+        rf"The registry is filled through `setFactory` in `{AGENT}:17` → `setFactory`, "
+        rf"see also `{AGENT}:19` → `[^`]+`\.",
+        lines[6],
+    ), lines[6]
     # The permalink's ref is the file's own pin: no @ suffix is needed.
     assert lines[7].startswith(f"Permalinked: `{CONTEXT}:16` → `RegistryService` and")
-    assert lines[7].endswith(f"and a symbol `agent/src/index.ts:AgentRegistry.setFactory`.")  # a symbol is an anchor
+    assert lines[7].endswith("and a symbol `agent/src/index.ts:AgentRegistry.setFactory`.")  # a symbol is an anchor
     assert lines[8] == f"Suspect: the factory is set by AgentRegistry.setFactory ({AGENT}:2)."  # never touched
     assert lines[:5] == before.decode().split("\n")[:5] and lines[9:] == before.decode().split("\n")[9:]
     checked = run_cli("check", "--format", "json").json["citations"]
@@ -88,11 +93,16 @@ def test_a_fragment_and_a_continuation_name_the_lines_their_rewrites_do(path, a,
 
 
 def test_a_fragment_and_a_continuation_are_rewritten_with_the_file_they_name(workspace):
-    path = write_findings(workspace, f"# Notes\n\nThe fiber is made at `{CONTEXT}#L14-L15`, the reflect service `:15`.\n")
+    path = write_findings(
+        workspace, f"# Notes\n\nThe fiber is made at `{CONTEXT}#L14-L15`, the reflect service `:15`.\n"
+    )
     run = run_cli("anchor", str(path.relative_to(workspace)), "--write")
     assert run.exit_code == 0, run.stderr
     line = path.read_text().split("\n")[5]
-    assert re.fullmatch(rf"The fiber is made at `{CONTEXT}:14-15` → `[^`]+`, the reflect service "
-                        rf"`{CONTEXT}:15` → `[^`]+`\.", line), line
+    assert re.fullmatch(
+        rf"The fiber is made at `{CONTEXT}:14-15` → `[^`]+`, the reflect service "
+        rf"`{CONTEXT}:15` → `[^`]+`\.",
+        line,
+    ), line
     checked = run_cli("check", "--format", "json").json["citations"]
     assert [(c["form"], c["status"]) for c in checked] == [("canonical", "ok"), ("canonical", "ok")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from conftest import run_cli
 from fixture_repo import _commit, _write, git
 
@@ -21,8 +22,14 @@ def history(tmp_path, monkeypatch):
         header = "// a header line\n// another\n" if i >= 7 else ""
         if i == 7:
             events.append("'a/three'")
-        _write(root, "src/context.ts", f"{header}export class Context {{\n  constructor() {{\n    this.fiber = new Fiber()\n  }}\n}}\n")
-        _write(root, "packages/core/session/src/known-event-types.ts", EVENTS.format("".join(f"  {e},\n" for e in events)))
+        _write(
+            root,
+            "src/context.ts",
+            f"{header}export class Context {{\n  constructor() {{\n    this.fiber = new Fiber()\n  }}\n}}\n",
+        )
+        _write(
+            root, "packages/core/session/src/known-event-types.ts", EVENTS.format("".join(f"  {e},\n" for e in events))
+        )
         _write(root, "NOTES.md", f"commit {i}\n")
         shas.append(_commit(root, f"change {i}", f"2026-08-{i + 1:02d}T10:00:00Z", f"c{i}"))
     work = tmp_path / "work"

@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from conftest import run_cli, write_findings
-from fixture_repo import write_config
-
-from dshaudit.platform.cache import FORMAT
-from dshaudit.platform.cache import Cache
-from dshaudit.facts.book import measure
-
 from dshaudit.core.model import Pin
+from dshaudit.facts.book import measure
 from dshaudit.git.repository import DshRepository
+from dshaudit.platform.cache import FORMAT, Cache
+from fixture_repo import write_config
 
 CLAIMS = (
     "`claim: core.context-builtin-services.count >= 1`\n"
@@ -36,8 +34,11 @@ def outputs(*args):
     return [run_cli(*a).stdout for a in args]
 
 
-COMMANDS = (("facts", "--format", "json", "--pin", "v1"), ("facts", "--format", "json", "--pin", "v4"),
-            ("check", "--format", "json"))
+COMMANDS = (
+    ("facts", "--format", "json", "--pin", "v1"),
+    ("facts", "--format", "json", "--pin", "v4"),
+    ("check", "--format", "json"),
+)
 
 
 def test_cold_warm_and_disabled_give_identical_output(facts_workspace, monkeypatch):
@@ -71,10 +72,15 @@ def test_a_new_pin_reuses_per_blob_work(facts_repo, tmp_path):
     original = parsing.parse
     parsing.parse = lambda path, source: parsed.append(path) or original(path, source)
     try:
-        measure(repository.snapshot(facts_repo.shas["v2"]), Pin("v2", facts_repo.shas["v2"]), cache=Cache(tmp_path / "c"))
+        measure(
+            repository.snapshot(facts_repo.shas["v2"]), Pin("v2", facts_repo.shas["v2"]), cache=Cache(tmp_path / "c")
+        )
     finally:
         parsing.parse = original
-    old, new = repository.snapshot(facts_repo.shas["v1"]).blob_ids(), repository.snapshot(facts_repo.shas["v2"]).blob_ids()
+    old, new = (
+        repository.snapshot(facts_repo.shas["v1"]).blob_ids(),
+        repository.snapshot(facts_repo.shas["v2"]).blob_ids(),
+    )
     changed = {p for p, b in new.items() if old.get(p) != b}
     assert parsed, "v2 changes files the detectors parse"
     assert set(parsed) <= changed, set(parsed) - changed
@@ -156,9 +162,8 @@ def test_one_or_two_worker_processes_give_identical_output(facts_workspace, monk
 def test_a_literal_hidden_inside_another_match_is_still_found(tmp_path):
     """git grep -o reports `maxDepth` in `maxDepthasOwn` and not the `hasOwn` that
     overlaps it; the prefilter must still see both, or a detector would undercount."""
-    from fixture_repo import _commit, _write, git
-
     from dshaudit.facts.engine import FactContext
+    from fixture_repo import _commit, _write, git
 
     root = tmp_path / "r"
     root.mkdir()
@@ -175,10 +180,35 @@ def test_a_literal_hidden_inside_another_match_is_still_found(tmp_path):
 def test_fast_glob_shapes_agree_with_the_regex():
     from dshaudit.facts.engine import glob_predicate, glob_regex
 
-    paths = ["a.ts", "x/a.ts", "x/y/a.tsx", "x/y/z/b.ts", "x/.ts", "x/", "docs/a.md", "docs/a/b.zh.md",
-             "packages/core/a.ts", "packagesX/a.ts", "patches/p.patch", "patches", "package.json", "x/a.ts/b.md"]
-    for glob in ["**/*.ts", "**/*.tsx", "x/**/*.ts", "docs/**/*.md", "packages/**/*.ts", "patches/**", "**",
-                 "package.json", "x/a.ts", "vendor/*/package.json", "packages/*/*/src/**/*.ts"]:
+    paths = [
+        "a.ts",
+        "x/a.ts",
+        "x/y/a.tsx",
+        "x/y/z/b.ts",
+        "x/.ts",
+        "x/",
+        "docs/a.md",
+        "docs/a/b.zh.md",
+        "packages/core/a.ts",
+        "packagesX/a.ts",
+        "patches/p.patch",
+        "patches",
+        "package.json",
+        "x/a.ts/b.md",
+    ]
+    for glob in [
+        "**/*.ts",
+        "**/*.tsx",
+        "x/**/*.ts",
+        "docs/**/*.md",
+        "packages/**/*.ts",
+        "patches/**",
+        "**",
+        "package.json",
+        "x/a.ts",
+        "vendor/*/package.json",
+        "packages/*/*/src/**/*.ts",
+    ]:
         for p in paths:
             assert bool(glob_predicate(glob)(p)) == bool(glob_regex(glob).match(p)), (glob, p)
 
@@ -186,21 +216,42 @@ def test_fast_glob_shapes_agree_with_the_regex():
 def test_narrowing_pathspecs_let_git_search_every_file_the_globs_match(tmp_path):
     """A whole-tree detector's git grep may be narrowed to pathspecs: git must
     still search every file its globs match (what else it searches is filtered out)."""
-    from fixture_repo import _commit, _write, git
-
     from dshaudit.facts.engine import glob_predicate, narrowing_pathspecs
+    from fixture_repo import _commit, _write, git
 
     root = tmp_path / "r"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    paths = ["a.ts", "x/a.ts", "x/y/a.tsx", "x/y/z/b.ts", "x/.ts", "docs/a.md", "docs/a/b.zh.md",
-             "packages/core/a.ts", "packagesX/a.ts", "patches/p.patch", "package.json", "x/a.ts.md/b.md",
-             "packages/a/b/src/c/d.ts", "vendor/v/package.json"]
+    paths = [
+        "a.ts",
+        "x/a.ts",
+        "x/y/a.tsx",
+        "x/y/z/b.ts",
+        "x/.ts",
+        "docs/a.md",
+        "docs/a/b.zh.md",
+        "packages/core/a.ts",
+        "packagesX/a.ts",
+        "patches/p.patch",
+        "package.json",
+        "x/a.ts.md/b.md",
+        "packages/a/b/src/c/d.ts",
+        "vendor/v/package.json",
+    ]
     for p in paths:
         _write(root, p, "x\n")
     sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
-    for globs in (["**/*.ts", "**/*.tsx"], ["x/**/*.ts"], ["docs/**/*.md"], ["packages/**"], ["package.json"],
-                  ["vendor/*/package.json"], ["packages/*/*/src/**/*.ts"], ["**"], ["x/{a,b}.ts"]):
+    for globs in (
+        ["**/*.ts", "**/*.tsx"],
+        ["x/**/*.ts"],
+        ["docs/**/*.md"],
+        ["packages/**"],
+        ["package.json"],
+        ["vendor/*/package.json"],
+        ["packages/*/*/src/**/*.ts"],
+        ["**"],
+        ["x/{a,b}.ts"],
+    ):
         specs = narrowing_pathspecs(globs)
         searched = set(git(root, "grep", "-l", "-e", "", sha, "--", *specs).replace(f"{sha}:", "").split())
         wanted = {p for p in paths if any(glob_predicate(g)(p) for g in globs)}
@@ -228,8 +279,16 @@ def test_editing_a_detector_entry_invalidates_its_cached_fact(facts_repo, tmp_pa
     assert after.value == 3
 
 
-@pytest.mark.parametrize("field, value", [("exclude_tests", True), ("reduce", "typescript_files"),
-                                          ("definition", "other words"), ("needle", ("x",)), ("params", {"a": 1})])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("exclude_tests", True),
+        ("reduce", "typescript_files"),
+        ("definition", "other words"),
+        ("needle", ("x",)),
+        ("params", {"a": 1}),
+    ],
+)
 def test_every_field_of_a_detector_entry_is_in_its_version(field, value):
     import dataclasses
 
@@ -264,8 +323,7 @@ def test_another_tree_sitter_version_changes_every_detector_version(monkeypatch)
 
 
 def test_an_entry_is_checked_once_and_again_after_it_is_replaced(tmp_path):
-    from dshaudit.platform.cache import Shard
-    from dshaudit.platform.cache import shaped
+    from dshaudit.platform.cache import Shard, shaped
 
     calls = []
     check = shaped([int])
@@ -330,8 +388,9 @@ def test_claims_and_references_checked_in_other_processes_give_what_one_process_
     assert any(r["text"] == "AgentLoop" for r in report["references"]), "the names were looked up"
 
 
-def test_claims_and_names_started_before_the_citations_are_read_give_what_a_later_start_gives(facts_workspace,
-                                                                                              monkeypatch):
+def test_claims_and_names_started_before_the_citations_are_read_give_what_a_later_start_gives(
+    facts_workspace, monkeypatch
+):
     """check starts the claims and the names from the findings read without their citations
     (verify.start_ahead), before reading them whole: its answers are taken, and they are
     what the processes started by check itself give."""
@@ -369,9 +428,9 @@ def test_work_started_ahead_for_other_documents_is_stopped_and_not_used(facts_wo
     them as it would have without it."""
     from pathlib import Path
 
-    from dshaudit.platform import cache
-    from dshaudit.checking import verify
     from dshaudit.app.commands import Session
+    from dshaudit.checking import verify
+    from dshaudit.platform import cache
 
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
     path = write_findings(facts_workspace, CLAIMS + "`AgentLoop` runs it.\n")
@@ -400,8 +459,9 @@ def test_findings_read_early_and_completed_are_the_findings_read_whole(facts_wor
     from dshaudit.app.commands import Session
 
     write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`; `AgentLoop` runs it.\n")
-    write_findings(facts_workspace, "No front matter here; `packages/core/agent/src/index.ts:1` → `export`.\n",
-                   name="g.md")
+    write_findings(
+        facts_workspace, "No front matter here; `packages/core/agent/src/index.ts:1` → `export`.\n", name="g.md"
+    )
     session = Session.open(None, None, (Path("findings"),))
     early = session.read_early((), ())
     assert early and all(not f.citations for f in early) and any(f.claims for f in early)
@@ -409,8 +469,7 @@ def test_findings_read_early_and_completed_are_the_findings_read_whole(facts_wor
 
 
 @pytest.mark.parametrize("step", ["_check_claims", "_check_references"])
-def test_ctrl_c_in_a_forked_process_stops_the_check_without_doing_its_work_again(facts_workspace, monkeypatch,
-                                                                                step):
+def test_ctrl_c_in_a_forked_process_stops_the_check_without_doing_its_work_again(facts_workspace, monkeypatch, step):
     import os
 
     from dshaudit.checking import verify
@@ -468,7 +527,7 @@ def test_a_shard_with_any_byte_changed_or_cut_is_not_used(tmp_path):
     shard.flush()
     good = path.read_bytes()
     for i in range(len(good)):
-        for changed in (good[:i] + bytes([good[i] ^ 1]) + good[i + 1:], good[:i], good[:i] + good[i + 1:]):
+        for changed in (good[:i] + bytes([good[i] ^ 1]) + good[i + 1 :], good[:i], good[:i] + good[i + 1 :]):
             path.write_bytes(changed)
             assert Shard(path, key).entries == {}, changed
     path.write_bytes(good)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from conftest import run_cli, write_findings
 
 
@@ -30,7 +31,7 @@ def check_one(workspace, citation: str, pin: str = "v1"):
         "`packages/core/agent/src/index.ts#defaults.maxDepth` → `3`",
         "`packages/core/agent/src/index.ts#defaults.build`",
         "`packages/core/agent/src/index.ts#createAgent`",
-        "`packages/ui/src/App.tsx#App` → `<div className=\"app\">`",
+        '`packages/ui/src/App.tsx#App` → `<div className="app">`',
         "`packages/ui/src/App.tsx#Panel`",
         "`docs/architecture.md:4` → `no privileged core to patch`",
         "`packages/legacy/notes.txt:2` → `line two`",  # not UTF-8: still text
@@ -47,22 +48,42 @@ def test_ok(workspace, citation):
 @pytest.mark.parametrize(
     "citation, status, message",
     [
-        ("`vendor/cordis/src/contxt.ts:14` → `x`", "missing_path",
-         "no such file at v1; closest existing path: vendor/cordis/src/context.ts"),
-        ("`packages/core/agent/src/registry.ts:1` → `AgentFactory`", "missing_path",
-         "no such file at v1; closest existing path: packages/core/agent/src/index.ts"),
-        ("`vendor/cordis/src/context.ts:30-40` → `x`", "out_of_range",
-         "range 30-40 ends past the end of the file (34 lines at v1)"),
-        ("`packages/core/session/src/crlf.ts:4`", "out_of_range",
-         "line 4 is past the end of the file (3 lines at v1)"),
-        ("`vendor/cordis/src/context.ts:16` → `this.fiber`", "content_mismatch",
-         "`this.fiber` is not on line 16; now at line 14"),
-        ("`vendor/cordis/src/context.ts:16` → `this.gone`", "content_mismatch",
-         "`this.gone` is not on line 16; not found anywhere in the file"),
-        ("`vendor/cordis/src/context.ts#Context.destructor`", "unknown_symbol",
-         "no declaration named Context.destructor; closest: Context.constructor at line 12"),
-        ("`vendor/cordis/src/context.ts:25#Context.constructor`", "outside_symbol",
-         "lines 25 are outside Context.constructor (declared at 12-19)"),
+        (
+            "`vendor/cordis/src/contxt.ts:14` → `x`",
+            "missing_path",
+            "no such file at v1; closest existing path: vendor/cordis/src/context.ts",
+        ),
+        (
+            "`packages/core/agent/src/registry.ts:1` → `AgentFactory`",
+            "missing_path",
+            "no such file at v1; closest existing path: packages/core/agent/src/index.ts",
+        ),
+        (
+            "`vendor/cordis/src/context.ts:30-40` → `x`",
+            "out_of_range",
+            "range 30-40 ends past the end of the file (34 lines at v1)",
+        ),
+        ("`packages/core/session/src/crlf.ts:4`", "out_of_range", "line 4 is past the end of the file (3 lines at v1)"),
+        (
+            "`vendor/cordis/src/context.ts:16` → `this.fiber`",
+            "content_mismatch",
+            "`this.fiber` is not on line 16; now at line 14",
+        ),
+        (
+            "`vendor/cordis/src/context.ts:16` → `this.gone`",
+            "content_mismatch",
+            "`this.gone` is not on line 16; not found anywhere in the file",
+        ),
+        (
+            "`vendor/cordis/src/context.ts#Context.destructor`",
+            "unknown_symbol",
+            "no declaration named Context.destructor; closest: Context.constructor at line 12",
+        ),
+        (
+            "`vendor/cordis/src/context.ts:25#Context.constructor`",
+            "outside_symbol",
+            "lines 25 are outside Context.constructor (declared at 12-19)",
+        ),
         ("`vendor/cordis/src:1`", "not_a_file", "vendor/cordis/src is a directory at v1, not a file"),
         ("`docs/context-link.ts:1@v3`", "not_a_file", "docs/context-link.ts is a symbolic link at v3, not a file"),
         ("`vendor/submodule/x.ts:1@v3`", "missing_path", None),
@@ -171,8 +192,9 @@ def test_a_file_without_a_pin_is_exit_2_naming_both_ways_to_give_one(workspace):
     write_findings(workspace, "`docs/architecture.md:3` → `core`\n", pin=None)
     run = run_cli("check", "--format", "json")
     assert run.exit_code == 2 and len(run.stderr.splitlines()) == 1
-    assert run.stderr.startswith("dshaudit: findings/f.md: no pin: name one in the file's front matter (`pin: NAME`) "
-                                 "or pass --pin")
+    assert run.stderr.startswith(
+        "dshaudit: findings/f.md: no pin: name one in the file's front matter (`pin: NAME`) or pass --pin"
+    )
     assert run_cli("check", "--pin", "v1").exit_code == 0
     # Citations that all carry their own pin need none from the file.
     write_findings(workspace, "`docs/architecture.md:3@v1` → `core`\n", pin=None)

@@ -33,9 +33,16 @@ def test_cite_symbol_gets_its_declaration_lines(workspace):
 
 
 def test_what_cite_prints_passes_check(workspace):
-    body = "".join(f"- {run_cli('cite', c).stdout}" for c in (
-        "vendor/cordis/src/context.ts:15", "vendor/cordis/src/context.ts:9", "packages/ui/src/App.tsx:4",
-        "agent/src/index.ts:17", "vendor/cordis/src/context.ts#Context.plugin"))
+    body = "".join(
+        f"- {run_cli('cite', c).stdout}"
+        for c in (
+            "vendor/cordis/src/context.ts:15",
+            "vendor/cordis/src/context.ts:9",
+            "packages/ui/src/App.tsx:4",
+            "agent/src/index.ts:17",
+            "vendor/cordis/src/context.ts#Context.plugin",
+        )
+    )
     write_findings(workspace, body)
     run = run_cli("check")
     assert run.exit_code == 0, run.stdout

@@ -11,14 +11,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import run_cli, write_findings
 
+from conftest import run_cli, write_findings
 from dshaudit.core.diagnostics import Outcome
+from dshaudit.core.model import ClaimStatus, Status
+from dshaudit.core.status import DiagnosticStatus, Severity
 from dshaudit.output.formats import FORMATS
-from dshaudit.core.model import ClaimStatus
-from dshaudit.core.model import Status
-from dshaudit.core.status import DiagnosticStatus
-from dshaudit.core.status import Severity
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 CONTEXT = "vendor/cordis/src/context.ts"
@@ -29,10 +27,26 @@ def tagged(workspace, fixture_repo, tmp_path, monkeypatch):
     """The fixture repository copied, with an annotated tag `rel-2` on v2; the config names only v1."""
     clone = tmp_path / "dsh.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(fixture_repo.path), str(clone)], check=True)
-    subprocess.run(["git", f"--git-dir={clone}", "-c", "user.name=t", "-c", "user.email=t@example.invalid",
-                    "tag", "-a", "rel-2", "-m", "release two", fixture_repo.shas["v2"]], check=True)
-    tag_object = subprocess.run(["git", f"--git-dir={clone}", "rev-parse", "rel-2"], capture_output=True,
-                                text=True, check=True).stdout.strip()
+    subprocess.run(
+        [
+            "git",
+            f"--git-dir={clone}",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "tag",
+            "-a",
+            "rel-2",
+            "-m",
+            "release two",
+            fixture_repo.shas["v2"],
+        ],
+        check=True,
+    )
+    tag_object = subprocess.run(
+        ["git", f"--git-dir={clone}", "rev-parse", "rel-2"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert tag_object != fixture_repo.shas["v2"]  # annotated: the tag is an object of its own
     monkeypatch.setenv("DSH_REPO", str(clone))
     (workspace / "dshaudit.toml").write_text(f'default_pin = "v1"\n\n[pins]\nv1 = "{fixture_repo.shas["v1"]}"\n')
@@ -85,15 +99,21 @@ def test_tags_work_as_pins_everywhere(tagged, fixture_repo):
 # -- each cited part on its own -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("citation, status", [
-    # Lines 13 and 15 with line 14 between them: the joined text is not in the file.
-    (f"`{CONTEXT}:13,15` → `const self = this this.reflect`", "content_mismatch"),
-    # Each anchor within one part: holds.
-    (f"`{CONTEXT}:13,15` → `const self = this` + `this.reflect`", "ok"),
-    # Touching parts are one block of text: an anchor may run across them.
-    (f"`{CONTEXT}:13,14` → `const self = this this.fiber`", "ok"),
-    (f"`{CONTEXT}:13-14,15` → `this.fiber = new Fiber(self, {{}}, Object.create(null), null, () => []) this.reflect`", "ok"),
-])
+@pytest.mark.parametrize(
+    "citation, status",
+    [
+        # Lines 13 and 15 with line 14 between them: the joined text is not in the file.
+        (f"`{CONTEXT}:13,15` → `const self = this this.reflect`", "content_mismatch"),
+        # Each anchor within one part: holds.
+        (f"`{CONTEXT}:13,15` → `const self = this` + `this.reflect`", "ok"),
+        # Touching parts are one block of text: an anchor may run across them.
+        (f"`{CONTEXT}:13,14` → `const self = this this.fiber`", "ok"),
+        (
+            f"`{CONTEXT}:13-14,15` → `this.fiber = new Fiber(self, {{}}, Object.create(null), null, () => []) this.reflect`",
+            "ok",
+        ),
+    ],
+)
 def test_an_anchor_never_spans_uncited_lines(workspace, citation, status):
     write_findings(workspace, citation + "\n")
     run = run_cli("check", "--format", "json")
@@ -104,16 +124,41 @@ def test_an_anchor_never_spans_uncited_lines(workspace, citation, status):
 
 
 def test_one_check_writes_every_format(workspace):
-    write_findings(workspace, f"`{CONTEXT}:14` → `this.fiber`\n`{CONTEXT}:15` → `this.fiber`\n"
-                              "`claim: core.context-builtin-services.count == 5`\n")
+    write_findings(
+        workspace,
+        f"`{CONTEXT}:14` → `this.fiber`\n`{CONTEXT}:15` → `this.fiber`\n"
+        "`claim: core.context-builtin-services.count == 5`\n",
+    )
     # out/ is missing: a usage error, and no output is written, not even the ones that could be.
-    run = run_cli("check", "--format", "text", "--output", "sarif=r.sarif", "--output", "markdown=r.md",
-                  "--output", "json=out/r.json", "--output", "junit=r.xml")
+    run = run_cli(
+        "check",
+        "--format",
+        "text",
+        "--output",
+        "sarif=r.sarif",
+        "--output",
+        "markdown=r.md",
+        "--output",
+        "json=out/r.json",
+        "--output",
+        "junit=r.xml",
+    )
     assert run.exit_code == 2 and run.stderr == "dshaudit: out/r.json: cannot write: No such file or directory\n"
     assert sorted(p.name for p in workspace.iterdir() if p.is_file()) == ["dshaudit.toml"]
     (workspace / "out").mkdir()
-    run = run_cli("check", "--format", "text", "--output", "json=out/r.json", "--output", "sarif=r.sarif",
-                  "--output", "markdown=r.md", "--output", "junit=r.xml")
+    run = run_cli(
+        "check",
+        "--format",
+        "text",
+        "--output",
+        "json=out/r.json",
+        "--output",
+        "sarif=r.sarif",
+        "--output",
+        "markdown=r.md",
+        "--output",
+        "junit=r.xml",
+    )
     assert run.exit_code == 1
     assert run.stdout == run_cli("check").stdout
     for fmt, name in (("json", "out/r.json"), ("sarif", "r.sarif"), ("markdown", "r.md"), ("junit", "r.xml")):
@@ -128,11 +173,14 @@ def test_the_first_run_wrote_nothing_when_a_folder_was_missing(workspace):
     assert not (workspace / "nowhere").exists()
 
 
-@pytest.mark.parametrize("value, says", [
-    ("sarif", "expected FORMAT=PATH"),
-    ("pdf=x.pdf", "unknown format 'pdf'"),
-    ("json=", "expected FORMAT=PATH"),
-])
+@pytest.mark.parametrize(
+    "value, says",
+    [
+        ("sarif", "expected FORMAT=PATH"),
+        ("pdf=x.pdf", "unknown format 'pdf'"),
+        ("json=", "expected FORMAT=PATH"),
+    ],
+)
 def test_bad_outputs_are_usage_errors(workspace, value, says):
     write_findings(workspace, f"`{CONTEXT}:14` → `this.fiber`\n")
     run = run_cli("check", "--output", value)
@@ -196,7 +244,8 @@ def test_rebase_sarif_lists_moves_as_notes_and_losses_as_errors(workspace):
     doc = json.loads(run.stdout)
     jsonschema.Draft4Validator(SCHEMA).validate(doc)
     assert [(r["ruleId"], r["level"]) for r in doc["runs"][0]["results"]] == [
-        ("dshaudit/shifted", "note"), ("dshaudit/lost", "error"),
+        ("dshaudit/shifted", "note"),
+        ("dshaudit/lost", "error"),
     ]
 
 
@@ -217,8 +266,9 @@ def test_a_file_edited_while_rebase_runs_is_not_overwritten(workspace, monkeypat
     monkeypatch.setattr(rebase.Rebaser, "move", edit_meanwhile)
     run = run_cli("rebase", "--to", "v2", "--write")
     assert run.exit_code == 2
-    assert run.stderr == ("dshaudit: findings/f.md: changed on disk while rebase ran; nothing was written to it: "
-                          "run rebase again\n")
+    assert run.stderr == (
+        "dshaudit: findings/f.md: changed on disk while rebase ran; nothing was written to it: run rebase again\n"
+    )
     assert path.read_text().endswith("A sentence someone typed while rebase ran.\n")
     assert f"`{CONTEXT}:14`" in path.read_text()
 
@@ -228,8 +278,7 @@ def test_a_file_edited_while_rebase_runs_is_not_overwritten(workspace, monkeypat
 
 def test_every_failing_status_is_a_rule_with_its_own_texts():
     from dshaudit.checking.lint import LintCode
-    from dshaudit.moves.rebase import ClaimChange
-    from dshaudit.moves.rebase import MoveStatus
+    from dshaudit.moves.rebase import ClaimChange, MoveStatus
 
     enums: list[type[DiagnosticStatus]] = [Status, ClaimStatus, LintCode, MoveStatus, ClaimChange]
     for enum in enums:
@@ -248,8 +297,12 @@ def test_no_formatter_runs_git_or_reads_files():
         if module.name == "__init__.py":
             continue  # the driver: it asks git once, before any format renders
         tree = ast.parse(module.read_text())
-        names = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-                 for alias in node.names}
+        names = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
         modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
         assert not names & {"subprocess", "audit_repository", "git"}, module.name
         assert not modules & {"subprocess", "git"}, module.name
@@ -257,13 +310,14 @@ def test_no_formatter_runs_git_or_reads_files():
 
 
 def test_an_outcome_fails_by_its_diagnostics_severity():
-    from dshaudit.core.diagnostics import Diagnostic
     from dshaudit.checking.lint import LintCode
+    from dshaudit.core.diagnostics import Diagnostic
     from dshaudit.core.model import SourceLocation
 
     warn = Diagnostic("problem", SourceLocation("f.md", 1, 1), LintCode.UNANCHORED, "m")
-    note = Diagnostic("claim", SourceLocation("f.md", 2, 1), ClaimStatus.CONTRADICTED, "m",
-                      severity_override=Severity.NOTE)
+    note = Diagnostic(
+        "claim", SourceLocation("f.md", 2, 1), ClaimStatus.CONTRADICTED, "m", severity_override=Severity.NOTE
+    )
     assert Outcome("x", (warn, note)).exit_code == 0
     assert Outcome("x", (warn, note), strict=True).exit_code == 1
     assert Outcome("x", (warn, note)).shown == (warn,)

@@ -16,15 +16,14 @@ import json
 import tomllib
 
 import pytest
-from conftest import REPO_ROOT, run_cli, write_findings
-from fixture_facts import at, line_of, tree_at
-from fixture_repo import write_config
 
+from conftest import REPO_ROOT, run_cli, write_findings
+from dshaudit.core.model import FactStatus, Pin
 from dshaudit.facts.book import measure, registry
-from dshaudit.core.model import FactStatus
-from dshaudit.core.model import Pin
 from dshaudit.git.repository import DshRepository
 from dshaudit.lang.symbols import parse
+from fixture_facts import at, line_of, tree_at
+from fixture_repo import write_config
 
 REGISTRY_TOML = REPO_ROOT / "src" / "dshaudit" / "facts" / "registry.toml"
 
@@ -179,7 +178,9 @@ def test_surface_op_in_a_file_git_calls_binary_is_not_dropped(facts):
     """v4: a source file with a raw NUL byte holds `surfaceOp: 'append'`: count it or refuse, never skip it."""
     f = facts("session.surface-op-kinds", "v4")
     if f.status is FactStatus.OK:
-        assert f.value.get("packages/client/runtime") == ["append"], "packages/client/runtime/src/provenance.ts:2 was dropped"
+        assert f.value.get("packages/client/runtime") == ["append"], (
+            "packages/client/runtime/src/provenance.ts:2 was dropped"
+        )
     else:
         assert "packages/client/runtime/src/provenance.ts" in f.message
 
@@ -193,7 +194,11 @@ def test_known_event_types(facts):
     # The spread `...PLUGIN_EVENT_TYPES` is no string member; RETIRED_SESSION_EVENT_TYPES is another set.
     assert f.value == ["session/created", "user/message", "assistant/message"]
     assert f.fields == {"count": 3, "names": ["assistant/message", "session/created", "user/message"]}
-    assert evidence(f) == [at(KNOWN, "'session/created'"), at(KNOWN, "'user/message'"), at(KNOWN, "'assistant/message'")]
+    assert evidence(f) == [
+        at(KNOWN, "'session/created'"),
+        at(KNOWN, "'user/message'"),
+        at(KNOWN, "'assistant/message'"),
+    ]
     assert evidence(f)[0] == "packages/core/session/src/known-event-types.ts:5"
 
 
@@ -257,7 +262,11 @@ def test_snapshot_producers(facts):
         "not_deduplicating": ["tmux-context"],
         "setting_surface_op": ["tmux-context"],
     }
-    assert evidence(f) == [at(TIME, "if (previous === text) return"), at(TIME, "form: 'snapshot'"), at(TMUX, "form: 'snapshot'")]
+    assert evidence(f) == [
+        at(TIME, "if (previous === text) return"),
+        at(TIME, "form: 'snapshot'"),
+        at(TMUX, "form: 'snapshot'"),
+    ]
     assert at(TMUX, "pane.kind === 'reject'") not in evidence(f)
 
 
@@ -283,7 +292,12 @@ def test_depth_limit(facts):
     # FakeForkProvider (src/index.spec.ts) and FakeProvider (tests/) are tests; the
     # delegationDepth mention in packages/subagent/subagent is not the providers' package.
     assert f.value == {
-        "subagent-acp": {"class": "AcpProvider", "depthLimit": False, "declared": "explicit", "mentions_delegation_depth": False},
+        "subagent-acp": {
+            "class": "AcpProvider",
+            "depthLimit": False,
+            "declared": "explicit",
+            "mentions_delegation_depth": False,
+        },
         "subagent-claude-code": {
             "class": "ClaudeCodeProvider",
             "depthLimit": False,
@@ -296,7 +310,12 @@ def test_depth_limit(facts):
             "declared": "inherited from NO_START_CAPABILITIES",
             "mentions_delegation_depth": False,
         },
-        "subagent-fork": {"class": "ForkProvider", "depthLimit": True, "declared": "explicit", "mentions_delegation_depth": True},
+        "subagent-fork": {
+            "class": "ForkProvider",
+            "depthLimit": True,
+            "declared": "explicit",
+            "mentions_delegation_depth": True,
+        },
     }
     assert f.fields == {
         "out_of_process_default": False,
@@ -342,7 +361,10 @@ def test_persist_session(facts):
     # its needle on line 6, so it is measured.
     assert f.value is False
     assert f.fields == {"sites": 2}
-    assert evidence(f) == [at(f"{CLAUDE}/index.ts", "persistSession: false"), at(f"{CLAUDE}/resume.ts", "persistSession: false")]
+    assert evidence(f) == [
+        at(f"{CLAUDE}/index.ts", "persistSession: false"),
+        at(f"{CLAUDE}/resume.ts", "persistSession: false"),
+    ]
     assert evidence(f)[1] == "packages/subagent/subagent-claude-code/src/resume.ts:6"
 
 
@@ -458,7 +480,18 @@ def test_workspace_packages(facts):
     assert f.fields == {
         "count": 21,
         "members": list(MEMBERS),
-        "families": ["boot", "client", "context", "core", "hooks", "interaction", "llm", "session", "subagent", "test-support"],
+        "families": [
+            "boot",
+            "client",
+            "context",
+            "core",
+            "hooks",
+            "interaction",
+            "llm",
+            "session",
+            "subagent",
+            "test-support",
+        ],
         "family_count": 10,
     }
     assert evidence(f) == [
@@ -583,26 +616,64 @@ def test_layout_from_the_registry():
     from dshaudit.facts.engine import layout
 
     where = layout()
-    assert [where.package_of(p) for p in [
-        "packages/core/agent-loop/src/loop.ts", "packages/core/README.md", "vendor/cordis/src/context.ts",
-        "vendor/README.md", "apps/cli/src/main.ts", "python/sdk/x.py", "examples/demo/a.ts", "docs/a.md", "package.json",
-    ]] == [
-        "packages/core/agent-loop", "packages", "vendor/cordis", "vendor", "apps/cli", "python/sdk", "examples/demo",
-        "docs", "package.json",
+    assert [
+        where.package_of(p)
+        for p in [
+            "packages/core/agent-loop/src/loop.ts",
+            "packages/core/README.md",
+            "vendor/cordis/src/context.ts",
+            "vendor/README.md",
+            "apps/cli/src/main.ts",
+            "python/sdk/x.py",
+            "examples/demo/a.ts",
+            "docs/a.md",
+            "package.json",
+        ]
+    ] == [
+        "packages/core/agent-loop",
+        "packages",
+        "vendor/cordis",
+        "vendor",
+        "apps/cli",
+        "python/sdk",
+        "examples/demo",
+        "docs",
+        "package.json",
     ]
-    tests = ["a/b.spec.ts", "a/b.spec.tsx", "a/b.e2e.ts", "a/b.test.tsx", "a/tests/h.ts", "a/test/h.ts", "a/__tests__/r.tsx"]
-    sources = ["a/b.ts", "a/spec.ts", "a/b.spec.mts", "a/tests.ts", "a/testing/h.ts", "tests", "packages/test-support/f/x.ts"]
+    tests = [
+        "a/b.spec.ts",
+        "a/b.spec.tsx",
+        "a/b.e2e.ts",
+        "a/b.test.tsx",
+        "a/tests/h.ts",
+        "a/test/h.ts",
+        "a/__tests__/r.tsx",
+    ]
+    sources = [
+        "a/b.ts",
+        "a/spec.ts",
+        "a/b.spec.mts",
+        "a/tests.ts",
+        "a/testing/h.ts",
+        "tests",
+        "packages/test-support/f/x.ts",
+    ]
     assert [p for p in tests + sources if where.is_test_path(p)] == tests
     assert [p for p in tests + sources if where.is_test_support(p)] == ["packages/test-support/f/x.ts"]
     assert [where.family_of(f) for f in ["packages/core/session", "packages/core", "vendor/cordis", "apps/cli/x"]] == [
-        "core", None, None, None,
+        "core",
+        None,
+        None,
+        None,
     ]
 
 
 def test_layout_is_data():
     from dshaudit.facts.engine import Layout
 
-    other = Layout({"package_roots": {"libs": 1}, "test_dirs": ["spec"], "test_file_suffixes": ["_test.ts"], "test_support": []})
+    other = Layout(
+        {"package_roots": {"libs": 1}, "test_dirs": ["spec"], "test_file_suffixes": ["_test.ts"], "test_support": []}
+    )
     assert other.package_of("libs/a/src/x.ts") == "libs/a"
     assert other.package_of("packages/core/agent-loop/src/loop.ts") == "packages"
     assert other.is_test_path("src/spec/x.ts") and other.is_test_path("src/x_test.ts")
@@ -654,7 +725,9 @@ def test_facts_json(facts_workspace, facts_repo):
 
 
 def test_facts_json_pin_and_ids(facts_workspace, facts_repo):
-    run = run_cli("facts", "--pin", "v3", "--format", "json", "subagent.claude-code.persist-session", "hooks.default-timeout-ms")
+    run = run_cli(
+        "facts", "--pin", "v3", "--format", "json", "subagent.claude-code.persist-session", "hooks.default-timeout-ms"
+    )
     doc = run.json
     assert doc["pin"] == "v3" and doc["sha"] == facts_repo.shas["v3"]
     hooks, persist = doc["facts"]

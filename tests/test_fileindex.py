@@ -15,8 +15,11 @@ from dshaudit.git.repository import DshRepository
 
 
 def _grep(git_dir: str, args: list[str], env: dict[str, str] | None = None) -> str:
-    proc = subprocess.run(["git", "--literal-pathspecs", f"--git-dir={git_dir}", "grep", *args], capture_output=True,
-                          env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        ["git", "--literal-pathspecs", f"--git-dir={git_dir}", "grep", *args],
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return proc.stdout.decode("utf-8", "surrogateescape")
 
@@ -54,8 +57,15 @@ def test_attributes_files_are_left_out_of_the_index(clone):
     listing = FileIndex.of(git_dir, [p for p, _ in files], dict(files))
     assert listing is not None
     try:
-        listed = subprocess.run(["git", f"--git-dir={git_dir}", "ls-files", "-z"], capture_output=True,
-                                env={**os.environ, **listing.env}).stdout.decode().split("\0")[:-1]
+        listed = (
+            subprocess.run(
+                ["git", f"--git-dir={git_dir}", "ls-files", "-z"],
+                capture_output=True,
+                env={**os.environ, **listing.env},
+            )
+            .stdout.decode()
+            .split("\0")[:-1]
+        )
         assert listed == ["package.json"]
         assert listing.left_out == [".gitattributes", "docs/.gitattributes"]
     finally:

@@ -17,21 +17,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import run_cli, write_findings
 
-from dshaudit.core.diagnostics import Outcome
-from dshaudit.output.formats import FORMATS
-from dshaudit.output.formats import RenderContext
-from dshaudit.output.formats import render
+from conftest import run_cli, write_findings
 from dshaudit.checking.verify import check_outcome
+from dshaudit.core.diagnostics import Outcome
+from dshaudit.core.model import Citation, ClaimStatus, LineRange, Pin, SourceLocation, Status, Verdict
 from dshaudit.core.results import CheckResult
-from dshaudit.core.model import Citation
-from dshaudit.core.model import ClaimStatus
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import Pin
-from dshaudit.core.model import SourceLocation
-from dshaudit.core.model import Status
-from dshaudit.core.model import Verdict
+from dshaudit.output.formats import FORMATS, RenderContext, render
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 WEB = "https://github.com/deepseek-ai/deepseek-harness"
@@ -122,8 +114,8 @@ def test_sarif_validates_against_the_shipped_schema(audit):
         assert r["shortDescription"]["text"] and r["help"]["text"]
     # One rule per status that says something is wrong: of citations, claims, names and what was
     # not checked; no name shared.
-    from dshaudit.core.references import ReferenceStatus
     from dshaudit.checking.verify import Coverage
+    from dshaudit.core.references import ReferenceStatus
 
     assert not {s.value for s in Status} & {s.value for s in ClaimStatus} & {s.value for s in ReferenceStatus}
     assert not {s.value for s in Coverage} & {s.value for e in (Status, ClaimStatus, ReferenceStatus) for s in e}
@@ -198,7 +190,10 @@ def test_sarif_without_an_audit_repository_writes_no_provenance(audit, fixture_r
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false", *args],
-        cwd=cwd, check=True, capture_output=True, text=True,
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
 
 
@@ -256,8 +251,12 @@ def test_sarif_fingerprints_survive_lines_moving(audit):
     assert [line + 3 for line, _, _ in before] == [line for line, _, _ in after]
     assert [(rule, fp) for _, rule, fp in before] == [(rule, fp) for _, rule, fp in after]
     # What a citation says is part of its fingerprint: a new anchor makes a new alert.
-    path.write_text(path.read_text().replace("Moved again: `vendor/cordis/src/context.ts:16` → `this.fiber`",
-                                             "Moved again: `vendor/cordis/src/context.ts:16` → `this.fibre`"))
+    path.write_text(
+        path.read_text().replace(
+            "Moved again: `vendor/cordis/src/context.ts:16` → `this.fiber`",
+            "Moved again: `vendor/cordis/src/context.ts:16` → `this.fibre`",
+        )
+    )
     changed = fingerprints(json.loads(check("sarif").stdout))
     assert [fp for _, _, fp in changed] != [fp for _, _, fp in after]
     assert changed[0] == after[0]
@@ -279,7 +278,11 @@ def test_junit_parses_and_counts_match_json(audit):
     assert sum(int(s.get("failures")) for s in suites) == failures
     assert len(root.findall(".//testcase")) == tests
     assert len(root.findall(".//testcase/failure")) == failures == len(EXPECTED_FAILURES)
-    got = [(int(case.get("line")), case.find("failure").get("type")) for case in root.iter("testcase") if case.find("failure") is not None]
+    got = [
+        (int(case.get("line")), case.find("failure").get("type"))
+        for case in root.iter("testcase")
+        if case.find("failure") is not None
+    ]
     assert got == EXPECTED_FAILURES
 
 
@@ -346,7 +349,9 @@ def test_github_commands_for_the_run(audit):
     lines = check("github").stdout.splitlines()
     assert len(lines) == len(EXPECTED_FAILURES) + 1
     commands = [parse_command(line) for line in lines]
-    assert [(int(p["line"]), p["title"].removeprefix("dshaudit: ")) for name, p, _ in commands if name == "error"] == EXPECTED_FAILURES
+    assert [
+        (int(p["line"]), p["title"].removeprefix("dshaudit: ")) for name, p, _ in commands if name == "error"
+    ] == EXPECTED_FAILURES
     (tricky,) = [line for line in lines if ",line=13," in line]
     assert "line=13,col=10," in tricky
     assert "`50%25 off, a:b | c <b>x</b> ]]> &amp; \\x1b[31mred`" in tricky  # `:` and `,` are data here
@@ -365,7 +370,7 @@ def cells(row: str) -> list[str]:
     out, cell, i = [], "", 0
     while i < len(body):
         if body[i] == "\\" and i + 1 < len(body):
-            cell += body[i:i + 2]
+            cell += body[i : i + 2]
             i += 2
             continue
         if body[i] == "|":

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from dshaudit.core.model import LineRange
 from dshaudit.documents.findings import citations_in_markdown
 from dshaudit.documents.grammar import find_citations
-from dshaudit.core.model import LineRange
 
 
 def one(text: str):
@@ -22,8 +22,11 @@ def one(text: str):
         ("a/b.ts:12-18", "a/b.ts", [(12, 18)]),
         ("a/b.ts:12–18", "a/b.ts", [(12, 18)]),
         ("a/b.ts:3,7,9", "a/b.ts", [(3, 3), (7, 7), (9, 9)]),
-        ("packages/boot/app-boot/src/index.ts:15-16,492,510,771", "packages/boot/app-boot/src/index.ts",
-         [(15, 16), (492, 492), (510, 510), (771, 771)]),
+        (
+            "packages/boot/app-boot/src/index.ts:15-16,492,510,771",
+            "packages/boot/app-boot/src/index.ts",
+            [(15, 16), (492, 492), (510, 510), (771, 771)],
+        ),
         ("package.json:5", "package.json", [(5, 5)]),
         ("patches/node-pty@1.2.0-beta.15.patch:3", "patches/node-pty@1.2.0-beta.15.patch", [(3, 3)]),
         ("(x/y.md:4).", "x/y.md", [(4, 4)]),
@@ -134,4 +137,4 @@ def test_markdown_positions_and_blocks():
     assert all(c.source.file == "f.md" for c in cs)
     lines = MARKDOWN.split("\n")
     for c in cs:  # each position points at the citation's first character
-        assert lines[c.source.line - 1][c.source.column - 1:].startswith(c.text)
+        assert lines[c.source.line - 1][c.source.column - 1 :].startswith(c.text)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from fixture_repo import _commit, _write, git
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dshaudit.git.grep import _hiding
 from dshaudit.git.repository import DshRepository
+from fixture_repo import _commit, _write, git
 
 # Few letters, so that needles overlap and hide one another often.
 _needles = st.sets(st.text("abc", min_size=1, max_size=4), min_size=1, max_size=5).map(sorted)

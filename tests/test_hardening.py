@@ -15,16 +15,16 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, write_findings
-from fixture_repo import _commit, _write, git, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshaudit.documents.claims import parse_claim
+from conftest import run_cli, write_findings
 from dshaudit.core.errors import InputError
+from dshaudit.core.model import SourceLocation
+from dshaudit.documents.claims import parse_claim
 from dshaudit.documents.findings import split_front_matter
 from dshaudit.documents.grammar import find_citations
-from dshaudit.core.model import SourceLocation
+from fixture_repo import _commit, _write, git, write_config
 
 DSHAUDIT = str(Path(sys.executable).parent / "dshaudit")
 
@@ -136,13 +136,17 @@ def test_option_like_or_short_pins_are_input_errors(workspace, pin):
     write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n", pin=json.dumps(pin))
     one_line_error(run_cli("check"), 2, "findings/f.md:2: front matter: pin")
     one_line_error(run_cli("check", f"--pin={pin}"), 2, f"--pin: pin {pin!r} is not in dshaudit.toml")
-    one_line_error(run_cli("report", f"--pin={pin}", "--format", "json"), 2, f"--pin: pin {pin!r} is not in dshaudit.toml")
+    one_line_error(
+        run_cli("report", f"--pin={pin}", "--format", "json"), 2, f"--pin: pin {pin!r} is not in dshaudit.toml"
+    )
     assert not Path("pwned").exists()
 
 
 def test_ambiguous_short_sha_is_not_resolved(workspace, fixture_repo):
     short = fixture_repo.shas["v1"][:4]  # short enough to be ambiguous in a bigger repository
-    assert one_verdict(workspace, f"`vendor/cordis/src/context.ts:14@{short}` → `this.fiber`")["status"] == "unknown_pin"
+    assert (
+        one_verdict(workspace, f"`vendor/cordis/src/context.ts:14@{short}` → `this.fiber`")["status"] == "unknown_pin"
+    )
 
 
 def test_config_pins_must_be_full_shas(workspace):
@@ -183,7 +187,9 @@ def test_a_100000_citation_file_in_bounded_time_and_memory(workspace):
     body = "".join(f"- `vendor/cordis/src/context.ts:{14 + i % 5}` → `this.`\n" for i in range(100_000))
     write_findings(workspace, body)
     start = time.perf_counter()
-    proc = subprocess.Popen([DSHAUDIT, "--no-cache", "check"], cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [DSHAUDIT, "--no-cache", "check"], cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     out = proc.stdout.read().decode()
     elapsed = time.perf_counter() - start
@@ -223,13 +229,17 @@ def hostile_repo(tmp_path, monkeypatch):
     root = tmp_path / "hostile"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    _write(root, "src/evil.ts", "const a = '<script>alert(1)</script> {{ 7*7 }} {% if x %}'\nconst b = '\x1b[31mred\x1b]0;title\x07'\n")
+    _write(
+        root,
+        "src/evil.ts",
+        "const a = '<script>alert(1)</script> {{ 7*7 }} {% if x %}'\nconst b = '\x1b[31mred\x1b]0;title\x07'\n",
+    )
     sha = _commit(root, "evil", "2026-08-01T10:00:00Z", "evil")
     work = tmp_path / "w"
     (work / "findings").mkdir(parents=True)
     (work / "dshaudit.toml").write_text(f'[upstream]\nurl = "https://example.invalid/dsh"\n\n[pins]\nevil = "{sha}"\n')
     (work / "findings" / "f.md").write_text(
-        "---\npin: evil\ntitle: \"[click](javascript:alert(1)) <img src=x onerror=alert(1)>\"\n---\n"
+        '---\npin: evil\ntitle: "[click](javascript:alert(1)) <img src=x onerror=alert(1)>"\n---\n'
         "`src/evil.ts:1` → `<script>`\n`src/evil.ts:2` → `\x1b[31mred`\n`src/evil.ts:1` → `\x1b[2Jgone`\n"
     )
     monkeypatch.chdir(work)
@@ -286,8 +296,16 @@ def test_two_runs_at_once_share_one_cache(workspace, facts_repo, tmp_path):
     env = {**os.environ, "DSH_REPO": str(facts_repo.path), "DSHAUDIT_CACHE_DIR": str(tmp_path / "shared")}
     outs = []
     for _ in range(2):  # twice: first both cold and racing, then both warm
-        procs = [subprocess.Popen([DSHAUDIT, "facts", "--format", "json", "--pin", "v1"], cwd=workspace, env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        procs = [
+            subprocess.Popen(
+                [DSHAUDIT, "facts", "--format", "json", "--pin", "v1"],
+                cwd=workspace,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(2)
+        ]
         results = [p.communicate() for p in procs]
         assert all(p.returncode == 0 for p in procs), [e.decode() for _, e in results]
         outs += [o for o, _ in results]
@@ -349,13 +367,22 @@ def test_outputs_are_byte_identical_across_runs_hash_seeds_and_workers(workspace
         "`claim: session.surface-op-kinds.kinds contains append`\n",
     )
     commands = [
-        ["check", "--format", "json"], ["check", "--format", "sarif"], ["check", "--format", "markdown"],
-        ["report", "--format", "html"], ["report", "--format", "markdown"], ["facts", "--format", "json"],
+        ["check", "--format", "json"],
+        ["check", "--format", "sarif"],
+        ["check", "--format", "markdown"],
+        ["report", "--format", "html"],
+        ["report", "--format", "markdown"],
+        ["facts", "--format", "json"],
     ]
     seen = None
     for seed, workers in (("0", "1"), ("12345", "2"), ("random", "2")):
-        env = {**os.environ, "DSH_REPO": str(facts_repo.path), "PYTHONHASHSEED": seed, "DSHAUDIT_WORKERS": workers,
-               "DSHAUDIT_NO_CACHE": "1"}
+        env = {
+            **os.environ,
+            "DSH_REPO": str(facts_repo.path),
+            "PYTHONHASHSEED": seed,
+            "DSHAUDIT_WORKERS": workers,
+            "DSHAUDIT_NO_CACHE": "1",
+        }
         outs = [subprocess.run([DSHAUDIT, *c], cwd=workspace, env=env, capture_output=True).stdout for c in commands]
         assert all(outs)
         if seen is None:
@@ -380,7 +407,7 @@ citation_like = st.builds(
 @given(st.one_of(text_like, citation_like, st.lists(st.one_of(text_like, citation_like), max_size=5).map(" ".join)))
 def test_citation_parser_never_raises_and_round_trips(text):
     for c in find_citations(text):
-        assert text[c.start:c.end] == c.text
+        assert text[c.start : c.end] == c.text
         again = find_citations(c.text)
         assert len(again) == 1
         r = again[0]
@@ -400,7 +427,9 @@ def test_front_matter_parser_raises_only_input_errors(text):
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.one_of(text_like, st.from_regex(r"[a-z.\-]{1,30} (==|!=|<=|>=|<|>|contains|excludes) .{0,40}", fullmatch=True)))
+@given(
+    st.one_of(text_like, st.from_regex(r"[a-z.\-]{1,30} (==|!=|<=|>=|<|>|contains|excludes) .{0,40}", fullmatch=True))
+)
 def test_claim_parser_never_raises(text):
     claim = parse_claim("claim", text, SourceLocation("f.md", 1, 1))
     assert claim.problem is None or isinstance(claim.problem, str)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import run_cli, write_findings
 
 DSHAUDIT = str(Path(sys.executable).parent / "dshaudit")
@@ -41,8 +42,11 @@ GOOD = "`vendor/cordis/src/context.ts:14` → `this.fiber`\n"
         ("x: " + "[" * 5000 + "]" * 5000, 3, "malformed front matter: nested more than 16 levels deep"),
         ("x: " + "{a: " * 3000 + "1" + "}" * 3000, 3, "malformed front matter: nested more than 16 levels deep"),
         ("x:\n" + "".join("  " * i + "-\n" for i in range(1, 40)), 19, "malformed front matter: nested more"),
-        ("a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b]", 4,
-         "malformed front matter: YAML aliases (*name) are not allowed"),
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b]",
+            4,
+            "malformed front matter: YAML aliases (*name) are not allowed",
+        ),
         ("x: " + "9" * 5000, 3, "malformed front matter: a number of 5000 digits"),
         ("x: '" + "a" * 200_000 + "'", 3, "front matter is longer than the 65536 characters"),
         ("x: 2026-13-45", 3, "malformed front matter: month must be in 1..12"),
@@ -76,8 +80,17 @@ def test_claims_beyond_the_limits_are_refused_with_their_line(workspace, claim, 
 
 def test_claim_patterns_take_linear_time(workspace):
     # Unclosed spans and runs of spaces: patterns that could try every split of them must not.
-    body = ("`claim:" + " " * 100_000 + "x\n\n" + "`absent: x" + " " * 100_000 + "y\n\n"
-            + "`claim: core.x ==" + " " * 500 + "`\n")
+    body = (
+        "`claim:"
+        + " " * 100_000
+        + "x\n\n"
+        + "`absent: x"
+        + " " * 100_000
+        + "y\n\n"
+        + "`claim: core.x =="
+        + " " * 500
+        + "`\n"
+    )
     write_findings(workspace, body)
     run, elapsed = timed("check", "--format", "json")
     assert elapsed < 10
@@ -117,11 +130,13 @@ def test_thousands_of_citations_in_one_paragraph_in_bounded_time(workspace, unit
 
 def test_bisect_with_an_absurd_line_number_is_an_input_error(workspace):
     write_findings(workspace, GOOD)
-    for line, message in (("9" * 5000, "line 99999999999999999999… is not a line of findings/f.md (4 lines)"),
-                          ("99999999999", "line 99999999999 is not a line"),
-                          ("0", "line 0 is not a line"),
-                          ("50", "line 50 is past the end of findings/f.md (4 lines)"),
-                          ("4:" + "7" * 4000, "column 77777777777777777777… is not a column")):
+    for line, message in (
+        ("9" * 5000, "line 99999999999999999999… is not a line of findings/f.md (4 lines)"),
+        ("99999999999", "line 99999999999 is not a line"),
+        ("0", "line 0 is not a line"),
+        ("50", "line 50 is past the end of findings/f.md (4 lines)"),
+        ("4:" + "7" * 4000, "column 77777777777777777777… is not a column"),
+    ):
         run = run_cli("bisect", f"findings/f.md:{line}", "--good", "v1", "--bad", "v2")
         assert run.exit_code == 2 and message in run.stderr and len(run.stderr.splitlines()) == 1, run.stderr
 
@@ -133,8 +148,11 @@ def test_an_absence_claim_of_a_huge_name_is_refused_with_its_line(workspace):
 
 def test_pins_of_absurd_length_never_reach_git(workspace):
     long = "a" * 200_000
-    write_findings(workspace, f"`vendor/cordis/src/context.ts:14@{long}` → `this.fiber`\n"
-                              f"https://example.invalid/dsh/blob/{long}/vendor/cordis/src/context.ts#L14\n")
+    write_findings(
+        workspace,
+        f"`vendor/cordis/src/context.ts:14@{long}` → `this.fiber`\n"
+        f"https://example.invalid/dsh/blob/{long}/vendor/cordis/src/context.ts#L14\n",
+    )
     run = run_cli("check", "--format", "json")
     assert run.exit_code == 1 and [c["status"] for c in run.json["citations"]] == ["unknown_pin", "unknown_pin"]
     assert "200000 characters long" in run.json["citations"][0]["message"]
@@ -174,8 +192,17 @@ def test_a_key_given_twice_is_an_error(workspace, front, line):
 
 @pytest.mark.parametrize(
     "pin_line",
-    ['"pin": v1', "'pin': v1", "pin: !!str v1", "pin: &p v1", "? pin\n: v1", "pin: >-\n  v1", "pin:\n  v1",
-     "{pin: v1}", "pin: 'v1' extra"],
+    [
+        '"pin": v1',
+        "'pin': v1",
+        "pin: !!str v1",
+        "pin: &p v1",
+        "? pin\n: v1",
+        "pin: >-\n  v1",
+        "pin:\n  v1",
+        "{pin: v1}",
+        "pin: 'v1' extra",
+    ],
 )
 def test_a_pin_in_another_yaml_form_is_refused_before_anything_is_written(workspace, pin_line):
     path = workspace / "findings" / "f.md"
@@ -205,14 +232,36 @@ def test_rebase_write_moves_the_pin_with_the_lines_in_every_accepted_form(worksp
 
 # -- 3. nothing passes unchecked ------------------------------------------------------------
 
-HIDDEN = ["\u200b", "\u200c", "\u200d", "\u00ad", "\u2060", "\ufeff", "\u0301", "\u034f", "\u180e", "\u2062",
-          "\ue000", "\u3164", "\x07", "\u2028"]
+HIDDEN = [
+    "\u200b",
+    "\u200c",
+    "\u200d",
+    "\u00ad",
+    "\u2060",
+    "\ufeff",
+    "\u0301",
+    "\u034f",
+    "\u180e",
+    "\u2062",
+    "\ue000",
+    "\u3164",
+    "\x07",
+    "\u2028",
+]
 
 
 @pytest.mark.parametrize("ch", HIDDEN)
-@pytest.mark.parametrize("where", ["vendor/cordis/src/con{}text.ts:14", "vendor/cordis/src/context{}.ts:14",
-                                   "vendor/cordis{}/src/context.ts:14", "vendor/cordis/src/context.ts:1{}4",
-                                   "vendor/cordis/src/context.ts:14-1{}5", "vendor/cordis/src/context.ts{}:14"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "vendor/cordis/src/con{}text.ts:14",
+        "vendor/cordis/src/context{}.ts:14",
+        "vendor/cordis{}/src/context.ts:14",
+        "vendor/cordis/src/context.ts:1{}4",
+        "vendor/cordis/src/context.ts:14-1{}5",
+        "vendor/cordis/src/context.ts{}:14",
+    ],
+)
 def test_a_citation_with_a_hidden_character_fails_and_lint_names_it(workspace, ch, where):
     import unicodedata
 
@@ -233,8 +282,11 @@ def test_a_citation_with_a_hidden_character_fails_and_lint_names_it(workspace, c
 
 
 def test_a_hidden_character_in_a_line_phrase_or_a_pin_is_found_too(workspace):
-    write_findings(workspace, "`vendor/cordis/src/context.ts` (line 1\u200b4) holds it\n\n"
-                              "`vendor/cordis/src/context.ts:14@v\u200d2` → `this.fiber`\n")
+    write_findings(
+        workspace,
+        "`vendor/cordis/src/context.ts` (line 1\u200b4) holds it\n\n"
+        "`vendor/cordis/src/context.ts:14@v\u200d2` → `this.fiber`\n",
+    )
     run = run_cli("check", "--format", "json")
     assert run.exit_code == 1
     assert [c["status"] for c in run.json["citations"]] == ["invalid_citation", "invalid_citation"]
@@ -242,7 +294,11 @@ def test_a_hidden_character_in_a_line_phrase_or_a_pin_is_found_too(workspace):
 
 @pytest.mark.parametrize("newline", ["\r", "\r\n", "\n"])
 def test_lone_carriage_returns_count_lines_as_markdown_does(workspace, newline):
-    body = "```\nfenced `vendor/cordis/src/context.ts:99`\n```\n" + GOOD + "\n`vendor/cordis/src/context.ts:15` → `nothing`\n"
+    body = (
+        "```\nfenced `vendor/cordis/src/context.ts:99`\n```\n"
+        + GOOD
+        + "\n`vendor/cordis/src/context.ts:15` → `nothing`\n"
+    )
     path = workspace / "findings" / "f.md"
     path.write_bytes(("---\npin: v1\n---\n" + body).replace("\n", newline).encode())
     run = run_cli("check", "--format", "json")
@@ -252,8 +308,12 @@ def test_lone_carriage_returns_count_lines_as_markdown_does(workspace, newline):
 
 
 def test_citation_shaped_text_with_no_citation_is_a_warning_that_fails_under_strict(workspace):
-    for body in ("```\nvendor/cordis/src/context.ts:14\n```\n", "<!-- vendor/cordis/src/context.ts:14 -->\n",
-                 "see vendor/cordis/src/context.ts\u00a0(line 14)\n", "see context.ts:14:3 in a stack\n"):
+    for body in (
+        "```\nvendor/cordis/src/context.ts:14\n```\n",
+        "<!-- vendor/cordis/src/context.ts:14 -->\n",
+        "see vendor/cordis/src/context.ts\u00a0(line 14)\n",
+        "see context.ts:14:3 in a stack\n",
+    ):
         write_findings(workspace, body)
         run = run_cli("check", "--format", "json")
         assert run.exit_code == 0 and [c["status"] for c in run.json["coverage"]][0] == "no_citations", body
@@ -313,9 +373,16 @@ def test_configuration_of_the_wrong_type_is_a_one_line_error_naming_the_key(work
     config = workspace / "dshaudit.toml"
     config.write_text(toml)
     write_findings(workspace, GOOD)
-    for args in (["check"], ["lint"], ["show", "vendor/cordis/src/context.ts:14@v1"], ["report", "--format", "json"],
-                 ["rebase", "--to", "v2"], ["facts", "--pin", "v1"], ["anchor", "findings/f.md"],
-                 ["bisect", "findings/f.md:4", "--good", "v1", "--bad", "v2"]):
+    for args in (
+        ["check"],
+        ["lint"],
+        ["show", "vendor/cordis/src/context.ts:14@v1"],
+        ["report", "--format", "json"],
+        ["rebase", "--to", "v2"],
+        ["facts", "--pin", "v1"],
+        ["anchor", "findings/f.md"],
+        ["bisect", "findings/f.md:4", "--good", "v1", "--bad", "v2"],
+    ):
         one_line_error(run_cli(*args), 2, f"{config}: {message}")
 
 
@@ -358,14 +425,17 @@ def test_rebase_write_refuses_a_symlink_swapped_in_mid_run(workspace, tmp_path, 
     assert [p.name for p in (workspace / "findings").iterdir()] == ["f.md"]
 
 
-@pytest.mark.parametrize("edit, message", [
-    ("delete", "findings/f.md: cannot read: No such file or directory"),
-    ("directory", "findings/f.md: is a directory, not a regular file"),
-    ("fifo", "findings/f.md: is a FIFO, not a regular file"),
-    ("truncate", "findings/f.md: changed on disk while rebase ran"),
-    ("append", "findings/f.md: changed on disk while rebase ran"),
-    ("not utf-8", "findings/f.md: changed on disk while rebase ran"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        ("delete", "findings/f.md: cannot read: No such file or directory"),
+        ("directory", "findings/f.md: is a directory, not a regular file"),
+        ("fifo", "findings/f.md: is a FIFO, not a regular file"),
+        ("truncate", "findings/f.md: changed on disk while rebase ran"),
+        ("append", "findings/f.md: changed on disk while rebase ran"),
+        ("not utf-8", "findings/f.md: changed on disk while rebase ran"),
+    ],
+)
 def test_a_concurrent_edit_during_rebase_write_is_a_clear_error(workspace, monkeypatch, edit, message):
     path = write_findings(workspace, GOOD)
     other = write_findings(workspace, GOOD, name="g.md")
@@ -429,8 +499,11 @@ def test_report_output_onto_devices_and_streams(workspace, tmp_path, capfd):
     sock.bind(str(sock_path))
     try:
         one_line_error(run_cli("report", "-o", str(sock_path)), 2, f"{sock_path}: is a socket; not written")
-        one_line_error(run_cli("check", "--output", f"json={sock_path}", "--output", "sarif=new.sarif"), 2,
-                       f"{sock_path}: is a socket")
+        one_line_error(
+            run_cli("check", "--output", f"json={sock_path}", "--output", "sarif=new.sarif"),
+            2,
+            f"{sock_path}: is a socket",
+        )
         assert not Path("new.sarif").exists()  # all or none
     finally:
         sock.close()
@@ -452,19 +525,32 @@ def cached_workspace(tmp_path, facts_repo, fixture_repo, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DSH_REPO", str(facts_repo.path))
     monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
-    write_findings(tmp_path, "`claim: core.context-builtin-services.count >= 1`\n"
-                             "`packages/core/agent/src/index.ts:1` → `export`\n`AgentRegistry` and `LIMIT = 3`\n")
+    write_findings(
+        tmp_path,
+        "`claim: core.context-builtin-services.count >= 1`\n"
+        "`packages/core/agent/src/index.ts:1` → `export`\n`AgentRegistry` and `LIMIT = 3`\n",
+    )
     return tmp_path
 
 
 CACHED_COMMANDS = (("check", "--format", "json"), ("facts", "--format", "json", "--pin", "v1"))
 
 
-@pytest.mark.parametrize("wrong", [[], "x", 1.5, True, {"a": 1}, [[1, 2, 3]], {"chunks": "x", "fences": []},
-                                   {"status": "nonsense", "message": "", "value": 1, "fields": {}, "evidence": []}])
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        [],
+        "x",
+        1.5,
+        True,
+        {"a": 1},
+        [[1, 2, 3]],
+        {"chunks": "x", "fences": []},
+        {"status": "nonsense", "message": "", "value": 1, "fields": {}, "evidence": []},
+    ],
+)
 def test_a_cache_entry_of_the_wrong_shape_with_a_valid_mac_is_discarded_and_rebuilt(cached_workspace, wrong):
-    from dshaudit.platform.cache import Cache
-    from dshaudit.platform.cache import FORMAT
+    from dshaudit.platform.cache import FORMAT, Cache
 
     first = [run_cli(*c) for c in CACHED_COMMANDS]
     root = cached_workspace / "cache" / f"cache-v{FORMAT}"
@@ -485,8 +571,9 @@ def test_a_cache_entry_of_the_wrong_shape_with_a_valid_mac_is_discarded_and_rebu
     for kind in ("markdown-blocks", "fact"):  # read by every run: computed again and written back
         for path in (root / kind).glob("*.json"):
             assert wrong not in rebuilt.shard(kind, path.stem).entries.values()
-    assert [(r.exit_code, r.stdout) for r in (run_cli(*c) for c in CACHED_COMMANDS)] == \
-        [(r.exit_code, r.stdout) for r in first]
+    assert [(r.exit_code, r.stdout) for r in (run_cli(*c) for c in CACHED_COMMANDS)] == [
+        (r.exit_code, r.stdout) for r in first
+    ]
 
 
 def test_a_forged_cache_entry_cannot_turn_a_failing_run_into_a_passing_one(cached_workspace):
@@ -503,14 +590,25 @@ def test_a_forged_cache_entry_cannot_turn_a_failing_run_into_a_passing_one(cache
         for entry in doc["payload"].values():
             entry["value"] = 999  # the lie, sealed every way a forger could without the user's key
         body = json.dumps(doc["payload"])
-        for mac in (hashlib.sha256((body + "\0").encode()).hexdigest(), hashlib.sha256(body.encode()).hexdigest(),
-                    "0" * 64):
+        for mac in (
+            hashlib.sha256((body + "\0").encode()).hexdigest(),
+            hashlib.sha256(body.encode()).hexdigest(),
+            "0" * 64,
+        ):
             shard.write_text(json.dumps({**doc, "mac": mac, "sha256": mac}))
             assert run_cli("check", "--format", "json").stdout == failing.stdout
 
 
-@pytest.mark.parametrize("damage", ["folder writable by others", "key readable by others", "key is a link",
-                                    "folder is a link", "folder of another user"])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "folder writable by others",
+        "key readable by others",
+        "key is a link",
+        "folder is a link",
+        "folder of another user",
+    ],
+)
 def test_a_cache_others_could_write_is_not_used(cached_workspace, tmp_path, damage):
     from dshaudit.platform.cache import FORMAT
 
@@ -562,17 +660,47 @@ def big_tree(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("bigtree")
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    blob = subprocess.run(["git", "-C", str(root), "hash-object", "-w", "--stdin"], input=b"export const x = 1\n",
-                          capture_output=True, check=True).stdout.decode().strip()
+    blob = (
+        subprocess.run(
+            ["git", "-C", str(root), "hash-object", "-w", "--stdin"],
+            input=b"export const x = 1\n",
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
     names = ["index.ts", "types.ts", "package.json", "README.md", "service.ts", "client.tsx", "utils.ts", "spec.ts"]
-    paths = [f"packages/group{g % 10}/pkg{g}/src/{n}" if n != "package.json" else f"packages/group{g % 10}/pkg{g}/{n}"
-             for g in range(1000) for n in names]
+    paths = [
+        f"packages/group{g % 10}/pkg{g}/src/{n}" if n != "package.json" else f"packages/group{g % 10}/pkg{g}/{n}"
+        for g in range(1000)
+        for n in names
+    ]
     index = "".join(f"100644 {blob}\t{p}\n" for p in paths).encode()
     env = {**os.environ, "GIT_INDEX_FILE": str(root / "tmp-index")}
     subprocess.run(["git", "-C", str(root), "update-index", "--add", "--index-info"], input=index, env=env, check=True)
     tree = subprocess.run(["git", "-C", str(root), "write-tree"], env=env, capture_output=True, check=True).stdout
-    commit = subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit-tree",
-                             tree.decode().strip(), "-m", "big"], capture_output=True, check=True).stdout.decode().strip()
+    commit = (
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(root),
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit-tree",
+                tree.decode().strip(),
+                "-m",
+                "big",
+            ],
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
     return root, commit, paths
 
 
@@ -584,8 +712,15 @@ def _missing(paths: list[str]) -> list[str]:
     for i in range(1000):
         p = rnd.choice(paths)
         folder, _, name = p.rpartition("/")
-        out.append([f"{folder}/x{name}", f"moved/{p}", f"{folder}/invented{i}.ts", f"zz{i}/yy/qq{i}.ts",
-                    f"packages/group{i % 10}/none{i}/src/{name}"][i % 5])
+        out.append(
+            [
+                f"{folder}/x{name}",
+                f"moved/{p}",
+                f"{folder}/invented{i}.ts",
+                f"zz{i}/yy/qq{i}.ts",
+                f"packages/group{i % 10}/none{i}/src/{name}",
+            ][i % 5]
+        )
     return out
 
 
@@ -639,8 +774,14 @@ def tagged_repo(tmp_path, monkeypatch):
     git(root, "tag", "-a", "rel", "-m", "release", second)
     tree = git(root, "rev-parse", f"{first}^{{tree}}")
     git(root, "tag", "-a", "treetag", "-m", "a tree", tree)
-    objects = {"first": first, "second": second, "tree": tree, "blob": git(root, "rev-parse", f"{first}:src/a.ts"),
-               "tag": git(root, "rev-parse", "rel"), "treetag": git(root, "rev-parse", "treetag")}
+    objects = {
+        "first": first,
+        "second": second,
+        "tree": tree,
+        "blob": git(root, "rev-parse", f"{first}:src/a.ts"),
+        "tag": git(root, "rev-parse", "rel"),
+        "treetag": git(root, "rev-parse", "treetag"),
+    }
     work = tmp_path / "w"
     (work / "findings").mkdir(parents=True)
     (work / "dshaudit.toml").write_text(f'[pins]\nfirst = "{first}"\n')
@@ -692,8 +833,9 @@ def test_annotated_tags_are_peeled_to_their_commit_in_every_output(tagged_repo):
         ]
     assert all(outputs) and commit[:12] in "".join(outputs)
     assert tag[:12] not in "".join(outputs)
-    (work / "findings" / "f.md").write_text(f"---\npin: {tag}\n---\n`src/a.ts:2` → `export const one`\n"
-                                            f"`src/a.ts:2@{tag}` → `export const one`\n")
+    (work / "findings" / "f.md").write_text(
+        f"---\npin: {tag}\n---\n`src/a.ts:2` → `export const one`\n`src/a.ts:2@{tag}` → `export const one`\n"
+    )
     run = run_cli("check", "--format", "json")
     assert run.exit_code == 0 and {c["target"]["sha"] for c in run.json["citations"]} == {commit}
     assert run_cli("rebase", "--to", "first", "--write").exit_code == 0

@@ -9,14 +9,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from fixture_repo import _commit, _write, git
 
+from conftest import run_cli
 from dshaudit.facts.book import registry
-from dshaudit.moves.history import pull_request
-from dshaudit.moves.history import read_steps
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
+from dshaudit.moves.history import pull_request, read_steps
+from fixture_repo import _commit, _write, git
 
 CONTEXT = "export class Context {\n  constructor() {\n    this.fiber = new Fiber()\n  }\n}\n"
 AGENT = "export const defaults = {\n  maxDepth: 3,\n  surfaceOp: 'append',\n  name: 'agent',\n}\n"
@@ -57,13 +56,28 @@ def planted(tmp_path_factory):
         shas[name] = _commit(root, subject, f"2026-09-{day:02d}T10:00:00Z", name)
 
     events = "packages/core/session/src/known-event-types.ts"
-    commit("old", "base", 1, {"src/context.ts": CONTEXT, "src/agent.ts": AGENT, "src/loop.ts": LOOP,
-                              events: _events("a/one", "a/two"), "NOTES.md": "notes\n"})
+    commit(
+        "old",
+        "base",
+        1,
+        {
+            "src/context.ts": CONTEXT,
+            "src/agent.ts": AGENT,
+            "src/loop.ts": LOOP,
+            events: _events("a/one", "a/two"),
+            "NOTES.md": "notes\n",
+        },
+    )
     commit("notes", "Notes only (#11)", 2, {"NOTES.md": "notes, again\n"})
-    commit("shift", "Two header lines above the constructor (#12)", 3,
-           {"src/context.ts": "// header\n// header\n" + CONTEXT})
-    commit("edit", "Edit a cited line, keep its anchor (#13)", 4,
-           {"src/agent.ts": AGENT.replace("'append'", "'replace'")})
+    commit(
+        "shift",
+        "Two header lines above the constructor (#12)",
+        3,
+        {"src/context.ts": "// header\n// header\n" + CONTEXT},
+    )
+    commit(
+        "edit", "Edit a cited line, keep its anchor (#13)", 4, {"src/agent.ts": AGENT.replace("'append'", "'replace'")}
+    )
     commit("break", "Rename runLoop (#14)", 5, {"src/loop.ts": LOOP.replace("runLoop", "runAgentLoop")})
     commit("restore", "Name it runLoop again (#15)", 6, {"src/loop.ts": LOOP})
     commit("claim", "A third event type (#16)", 7, {events: _events("a/one", "a/two", "a/three")})
@@ -71,11 +85,25 @@ def planted(tmp_path_factory):
     commit("rename", "Move the agent defaults (#17)", 8, {})
     git(root, "checkout", "-q", "-b", "feature")
     _write(root, "src/loop.ts", LOOP.replace("step()", "step(1)"))
-    git(root, "commit", "-q", "-am", "feature work", env={"GIT_AUTHOR_DATE": "2026-09-09T10:00:00Z",
-                                                          "GIT_COMMITTER_DATE": "2026-09-09T10:00:00Z"})
+    git(
+        root,
+        "commit",
+        "-q",
+        "-am",
+        "feature work",
+        env={"GIT_AUTHOR_DATE": "2026-09-09T10:00:00Z", "GIT_COMMITTER_DATE": "2026-09-09T10:00:00Z"},
+    )
     git(root, "checkout", "-q", "main")
-    git(root, "merge", "-q", "--no-ff", "-m", "Merge pull request #34 from someone/feature", "feature",
-        env={"GIT_AUTHOR_DATE": "2026-09-10T10:00:00Z", "GIT_COMMITTER_DATE": "2026-09-10T10:00:00Z"})
+    git(
+        root,
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "Merge pull request #34 from someone/feature",
+        "feature",
+        env={"GIT_AUTHOR_DATE": "2026-09-10T10:00:00Z", "GIT_COMMITTER_DATE": "2026-09-10T10:00:00Z"},
+    )
     shas["merge"] = git(root, "rev-parse", "HEAD")
     return root, shas
 
@@ -85,7 +113,8 @@ def work(planted, tmp_path, monkeypatch):
     root, shas = planted
     (tmp_path / "findings").mkdir()
     (tmp_path / "dshaudit.toml").write_text(
-        f'[upstream]\nurl = "https://example.invalid/dsh"\n\n[pins]\nold = "{shas["old"]}"\nnew = "{shas["merge"]}"\n')
+        f'[upstream]\nurl = "https://example.invalid/dsh"\n\n[pins]\nold = "{shas["old"]}"\nnew = "{shas["merge"]}"\n'
+    )
     (tmp_path / "findings" / "a.md").write_text(FINDINGS)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DSH_REPO", str(root))
@@ -125,10 +154,14 @@ def test_each_planted_event_is_found_at_its_commit(work):
     assert (claim["before"], claim["after"], claim["status_at_to"]) == ("2", "3", "contradicted")
 
     commits = {c["sha"]: c for c in doc["commits"]}
-    assert [c["sha"] for c in doc["commits"]] == [work[k] for k in
-                                                  ("notes", "shift", "edit", "break", "restore", "claim", "rename", "merge")]
-    counts = {k: {f: commits[work[k]][f] for f in ("shifted", "edited", "broken", "restored", "claims_changed")}
-              for k in work if k != "old"}
+    assert [c["sha"] for c in doc["commits"]] == [
+        work[k] for k in ("notes", "shift", "edit", "break", "restore", "claim", "rename", "merge")
+    ]
+    counts = {
+        k: {f: commits[work[k]][f] for f in ("shifted", "edited", "broken", "restored", "claims_changed")}
+        for k in work
+        if k != "old"
+    }
     assert counts["notes"] == dict.fromkeys(counts["notes"], 0)
     assert counts["shift"] == {"shifted": 1, "edited": 0, "broken": 1, "restored": 0, "claims_changed": 0}
     assert counts["edit"] == {"shifted": 0, "edited": 1, "broken": 0, "restored": 0, "claims_changed": 0}
@@ -148,7 +181,9 @@ def test_first_broken_is_bisects_answer(work):
     for c in broken:
         if c["restored_at"]:
             continue  # bisect assumes one change between good and bad; a restored citation has two
-        found = run_cli("bisect", f"findings/a.md:{c['source']['line']}", "--good", "old", "--bad", "new", "--format", "json")
+        found = run_cli(
+            "bisect", f"findings/a.md:{c['source']['line']}", "--good", "old", "--bad", "new", "--format", "json"
+        )
         assert found.json["first"]["sha"] == c["first_broken"]["sha"], c["citation"]
 
 
@@ -158,12 +193,16 @@ def test_text_ranks_commits_and_lists_what_to_reread(work):
     lines = run.stdout.splitlines()
     assert lines[0].startswith("history from old (") and "8 first-parent commits" in lines[0]
     start = lines.index("commits that matter, most impactful first:") + 1
-    ranked = lines[start:lines.index("", start)]
+    ranked = lines[start : lines.index("", start)]
     # A break and an edit first (the earlier of two such), then the other; the lone edit of the merge after the breaks.
     assert [r.split()[0] for r in ranked[:2]] == [work["break"][:12], work["restore"][:12]]
-    assert [r.split()[0] for r in ranked].index(work["merge"][:12]) > [r.split()[0] for r in ranked].index(work["shift"][:12])
-    reread = "\n".join(lines[lines.index("citations to re-read:"):])
-    assert "findings/a.md:6:5: src/context.ts:3: content_mismatch at new; first broken at " + work["shift"][:12] in reread
+    assert [r.split()[0] for r in ranked].index(work["merge"][:12]) > [r.split()[0] for r in ranked].index(
+        work["shift"][:12]
+    )
+    reread = "\n".join(lines[lines.index("citations to re-read:") :])
+    assert (
+        "findings/a.md:6:5: src/context.ts:3: content_mismatch at new; first broken at " + work["shift"][:12] in reread
+    )
     assert f"lines edited at {work['edit'][:12]} (#13, 2026-09-04)" in reread
     assert "claims that changed:" in run.stdout and "2 -> 3 at " + work["claim"][:12] in run.stdout
 
@@ -227,8 +266,10 @@ def test_markdown_has_the_table_and_report_since_has_the_section(work, tmp_path)
     assert f"[`{work['shift'][:12]}`](https://example.invalid/dsh/commit/{work['shift']}) | [#12](" in md
     run = run_cli("report", "--pin", "new", "--since", "old")
     assert run.exit_code == 1 and 'id="history"' in run.stdout and 'href="#history"' in run.stdout
-    assert "## Upstream changes since the pin" in run_cli("report", "--pin", "new", "--since", "old",
-                                                           "--format", "markdown").stdout
+    assert (
+        "## Upstream changes since the pin"
+        in run_cli("report", "--pin", "new", "--since", "old", "--format", "markdown").stdout
+    )
     # Without --pin, the files' own pin is where the changes lead to: here, nowhere.
     assert "0 first-parent commits" in run_cli("report", "--since", "old").stdout
 
@@ -254,8 +295,9 @@ def test_a_derived_tree_is_the_listed_one(fixture_repo):
     for step in read_steps(repository, fixture_repo.shas["v1"], fixture_repo.shas["v3"]):
         tree = step.tree(tree)
         listed = Snapshot(repository, step.commit.sha).index()
-        assert {p: v if v[1] != "tree" else "tree" for p, v in tree.index().items()} == \
-               {p: v if v[1] != "tree" else "tree" for p, v in listed.items()}
+        assert {p: v if v[1] != "tree" else "tree" for p, v in tree.index().items()} == {
+            p: v if v[1] != "tree" else "tree" for p, v in listed.items()
+        }
 
 
 # -- each fact reads no more than registry.toml says ------------------------------
@@ -271,9 +313,9 @@ def _covered(globs: tuple[str, ...]):
 def reads_of(spec, snapshot, pin):
     """What measuring `spec` at `snapshot` reads: file contents, file names, and
     whether it walked the whole listing itself."""
-    from dshaudit.platform.cache import Cache
     from dshaudit.facts.book import measure_one
     from dshaudit.facts.engine import FactContext
+    from dshaudit.platform.cache import Cache
 
     class Listing(dict):
         def __init__(self, ids, seen):
@@ -366,7 +408,8 @@ def test_searches_are_followed_commit_by_commit(work, tmp_path):
         "`claim: search('runLoop', 'src/**').count == 1`\n"
         "`claim: search(-F \"'append'\").paths == [src/agent.ts]`\n"
         "`claim: files('src/*.ts').paths == [src/agent.ts, src/context.ts, src/loop.ts]`\n"
-        "`claim: search('header').count == 0`\n")
+        "`claim: search('header').count == 0`\n"
+    )
     run = run_cli("history", "--from", "old", "--to", "new", "--format", "json")
     loop, append, files, header = run.json["claims"]
     # runLoop left at `break` and came back at `restore`.
@@ -391,7 +434,8 @@ def test_tree_docs_claims_walked_here_and_the_rest_elsewhere_give_one_history(wo
         "`claim: tree-docs('NOTES.md').documents == 1`\n"
         "`claim: files('src/*.ts').count == 3`\n"
         "`claim: tree-docs('NOTES.md', 'new').count == 0`\n"
-        "`claim: search('header').count == 0`\n")
+        "`claim: search('header').count == 0`\n"
+    )
     both = run_cli("history", "--from", "old", "--to", "new", "--format", "json")
     kinds = [c["claim"].split("(", 1)[0] for c in both.json["claims"]]
     assert kinds[-5:] == ["search", "tree-docs", "files", "tree-docs", "search"], kinds

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+
 from conftest import REPO_ROOT, run_cli
 
 pytestmark = pytest.mark.dsh
@@ -43,7 +44,9 @@ def test_history_agrees_with_check_at_rc2(runs):
     assert {_key(c): c["status_at_to"] for c in doc["citations"]} == statuses
     claims = {_key(c): c["status"] for c in check.json["claims"]}
     assert {_key(c): c["status_at_to"] for c in doc["claims"]} == claims
-    failing = [c for c in check.json["citations"] if c["status"] not in ("ok", "suspect", "unpinned") and not c["quoted"]]
+    failing = [
+        c for c in check.json["citations"] if c["status"] not in ("ok", "suspect", "unpinned") and not c["quoted"]
+    ]
     assert len(failing) > 100
     by_key = {_key(c): c for c in doc["citations"]}
     assert [c for c in failing if by_key[_key(c)]["first_broken"] is None] == []
@@ -56,7 +59,11 @@ def test_history_agrees_with_check_at_rc2(runs):
             assert c["claim"].startswith("tree-docs(") and c["first_changed"] is None and c["changed_at"] == []
     # Searches are followed commit by commit: the unshare search changed on the way to rc2.
     unshare = next(c for c in doc["claims"] if c["claim"].startswith("search('unshare'"))
-    assert unshare["followed"] and unshare["first_changed"] is not None and (unshare["before"], unshare["after"]) == ("0", "2")
+    assert (
+        unshare["followed"]
+        and unshare["first_changed"] is not None
+        and (unshare["before"], unshare["after"]) == ("0", "2")
+    )
 
 
 def test_first_broken_is_bisects_answer_for_every_broken_citation(runs, dsh_repo):
@@ -65,11 +72,11 @@ def test_first_broken_is_bisects_answer_for_every_broken_citation(runs, dsh_repo
     reads are shared and all of them take seconds. Three go through the command too."""
     from dataclasses import replace
 
-    from dshaudit.moves.bisect import bisect
     from dshaudit.app.commands import Session
-    from dshaudit.documents.findings import load_findings_file
-    from dshaudit.core.model import Pin
     from dshaudit.checking.verify import Verifier
+    from dshaudit.core.model import Pin
+    from dshaudit.documents.findings import load_findings_file
+    from dshaudit.moves.bisect import bisect
 
     folder, history, _ = runs
     broken = [c for c in history.json["citations"] if c["first_broken"]]
@@ -100,16 +107,24 @@ def test_first_broken_is_bisects_answer_for_every_broken_citation(runs, dsh_repo
         mp.chdir(folder)
         mp.setenv("DSH_REPO", str(dsh_repo))
         once = [c for c in broken if not c["restored_at"]]
-        for c in once[::len(once) // 3][:3]:
-            run = run_cli("bisect", f"{c['source']['file']}:{c['source']['line']}:{c['source']['column']}",
-                          "--good", "rc7", "--bad", "rc2", "--format", "json")
+        for c in once[:: len(once) // 3][:3]:
+            run = run_cli(
+                "bisect",
+                f"{c['source']['file']}:{c['source']['line']}:{c['source']['column']}",
+                "--good",
+                "rc7",
+                "--bad",
+                "rc2",
+                "--format",
+                "json",
+            )
             assert run.json["first"]["sha"] == c["first_broken"]["sha"]
 
 
 def test_derived_trees_are_the_listed_ones(dsh_repo):
-    from dshaudit.moves.history import read_steps
     from dshaudit.git.repository import DshRepository
     from dshaudit.git.snapshot import Snapshot
+    from dshaudit.moves.history import read_steps
 
     repository = DshRepository.open(str(dsh_repo), "unused")
     tree = repository.snapshot(RC7)
@@ -118,15 +133,15 @@ def test_derived_trees_are_the_listed_ones(dsh_repo):
     for step in steps:
         tree = step.tree(tree)
         listed = Snapshot(repository, step.commit.sha).index()
-        assert {p: v if v[1] != "tree" else "tree" for p, v in tree.index().items()} == \
-               {p: v if v[1] != "tree" else "tree" for p, v in listed.items()}, step.commit.sha
+        assert {p: v if v[1] != "tree" else "tree" for p, v in tree.index().items()} == {
+            p: v if v[1] != "tree" else "tree" for p, v in listed.items()
+        }, step.commit.sha
 
 
 def test_every_fact_reads_no_more_than_it_declares_in_dsh(dsh_repo):
-    from test_history import check_declared_reads
-
     from dshaudit.core.model import Pin
     from dshaudit.git.repository import DshRepository
+    from test_history import check_declared_reads
 
     repository = DshRepository.open(str(dsh_repo), "unused")
     check_declared_reads(repository.snapshot(RC7, "rc7"), Pin("rc7", RC7))

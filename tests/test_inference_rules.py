@@ -7,12 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dshaudit.documents.inference import FileView
-from dshaudit.documents.inference import Inferred
-from dshaudit.documents.inference import WordIndex
-from dshaudit.documents.inference import infer
-from dshaudit.documents.inference import suspect
 from dshaudit.core.model import LineRange
+from dshaudit.documents.inference import FileView, Inferred, WordIndex, infer, suspect
 
 EVENTS = """\
 /**
@@ -48,20 +44,25 @@ def view(lines: list[str] = EVENTS, prose: bool = False) -> FileView:
     return FileView(lines, {}, WordIndex(lines), prose)
 
 
-def judge(lines: str, names: tuple[str, ...] = (), words: tuple[str, ...] = (), file: FileView | None = None) -> str | None:
+def judge(
+    lines: str, names: tuple[str, ...] = (), words: tuple[str, ...] = (), file: FileView | None = None
+) -> str | None:
     a, _, b = lines.partition("-")
     return suspect(Inferred(names, (), words), (LineRange(int(a), int(b or a)),), file or view())
 
 
-@pytest.mark.parametrize("lines, said", [
-    ("3-4", "where the citation starts, is only `*/`"),
-    ("4-5", None),                                         # a declaration and its member's comment: fine
-    ("18", "is only `try {`"),                             # a line with nothing of its own
-    ("23", "is only `} finally {`"),
-    ("6-7", None),                                         # ends on a one-line doc comment: it is closed
-    ("19-20", "ends inside the comment that line 20 opens"),  # code, then the first line of a longer comment
-    ("20-21", None),                                       # the whole comment: fine
-])
+@pytest.mark.parametrize(
+    "lines, said",
+    [
+        ("3-4", "where the citation starts, is only `*/`"),
+        ("4-5", None),  # a declaration and its member's comment: fine
+        ("18", "is only `try {`"),  # a line with nothing of its own
+        ("23", "is only `} finally {`"),
+        ("6-7", None),  # ends on a one-line doc comment: it is closed
+        ("19-20", "ends inside the comment that line 20 opens"),  # code, then the first line of a longer comment
+        ("20-21", None),  # the whole comment: fine
+    ],
+)
 def test_shape_rules(lines, said):
     got = judge(lines)
     assert (got is None) if said is None else (said in (got or "")), got
@@ -90,8 +91,12 @@ def test_an_event_name_with_a_slash_is_a_name_and_can_accuse():
 
 
 def test_a_phrase_the_lines_spell_out_word_by_word_is_on_them():
-    lines = ["/** Starts `codex app-server --stdio`. */", "export function argv() {",
-             "  return ['codex', 'app-server', '--stdio']", "}"]
+    lines = [
+        "/** Starts `codex app-server --stdio`. */",
+        "export function argv() {",
+        "  return ['codex', 'app-server', '--stdio']",
+        "}",
+    ]
     assert judge("3", names=("codex app-server --stdio",), file=view(lines)) is None
     # Not when a word of it is missing from the lines: then the phrase is elsewhere.
     got = judge("3", names=("codex app-server --listen",), file=view(lines + ["// codex app-server --listen"]))
@@ -108,8 +113,9 @@ def test_the_head_of_a_block_speaks_for_its_body():
     # `declare module './context.ts' {` cited for `ctx.effect`, a member declared in its block.
     assert judge("11", names=("ctx.effect",)) is None
     # But a member declared in the file is looked for where it is declared, not in any block around it.
-    decl = FileView(EVENTS, {"Events": (LineRange(1, 9),), "Events.internal/status": (LineRange(7, 8),)},
-                    WordIndex(EVENTS))
+    decl = FileView(
+        EVENTS, {"Events": (LineRange(1, 9),), "Events.internal/status": (LineRange(7, 8),)}, WordIndex(EVENTS)
+    )
     got = suspect(Inferred(("Events.internal/status",), (), ()), (LineRange(4, 4),), decl)
     assert got and "declared at lines 7-8" in got
 
@@ -125,8 +131,11 @@ def test_a_citation_set_after_a_full_stop_belongs_to_the_sentence_before():
     assert "alpha_one" not in got_b.names
 
 
-@given(st.lists(st.text(alphabet="{}()[] /*abc;\n'", max_size=12), min_size=1, max_size=12),
-       st.integers(1, 12), st.integers(0, 4))
+@given(
+    st.lists(st.text(alphabet="{}()[] /*abc;\n'", max_size=12), min_size=1, max_size=12),
+    st.integers(1, 12),
+    st.integers(0, 4),
+)
 def test_the_shape_rules_never_raise(lines, start, length):
     if start + length > len(lines):
         return
@@ -180,16 +189,23 @@ def test_words_between_two_citations_make_a_clause_of_their_own():
 
 
 def test_a_sentence_cited_from_its_start_on_a_line_to_its_end_is_cited_whole():
-    lines = ["/**", " * The registry keeps one factory for the whole", " * process. Tests replace it through a scope",
-             " * of their own.", " */"]
+    lines = [
+        "/**",
+        " * The registry keeps one factory for the whole",
+        " * process. Tests replace it through a scope",
+        " * of their own.",
+        " */",
+    ]
     assert suspect(Inferred((), (), ("timeout",)), (LineRange(3, 4),), view(lines)) is None
     got = suspect(Inferred((), (), ("timeout",)), (LineRange(3, 3),), view(lines))
     assert got and "goes on with a sentence that line 2 begins" in got
 
 
 def test_words_after_a_citation_belong_to_the_next_one():
-    chunk = ("The capability is one boolean per provider (`t.ts:86`), documented as the counterpart "
-             "of `maxDepth` (`t.ts:83`).")
+    chunk = (
+        "The capability is one boolean per provider (`t.ts:86`), documented as the counterpart "
+        "of `maxDepth` (`t.ts:83`)."
+    )
     spans = [(chunk.index(f"`{c}`"), chunk.index(f"`{c}`") + len(c) + 2) for c in ("t.ts:86", "t.ts:83")]
     first, second = infer(chunk, spans, spans, spans)
     assert "maxDepth" not in first.names and "maxDepth" in second.names

@@ -8,9 +8,7 @@ import difflib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshaudit.git.linemap import Hunk
-from dshaudit.git.linemap import LineMapper
-from dshaudit.git.linemap import parse_hunks
+from dshaudit.git.linemap import Hunk, LineMapper, parse_hunks
 
 
 def hunks_of(old: list[str], new: list[str]) -> list[Hunk]:
@@ -50,7 +48,7 @@ def test_pure_deletion_shifts_exactly(length, at, count):
     old = [f"line {i}" for i in range(length)]
     at = min(at, length - 1)
     count = min(count, length - at)
-    new = old[:at] + old[at + count:]
+    new = old[:at] + old[at + count :]
     mapper = LineMapper(hunks_of(old, new))
     for n in range(1, length + 1):
         m = mapper.map(n)
@@ -74,9 +72,9 @@ def test_random_edit_scripts_never_map_into_other_text(length, script):
         if kind == "insert":
             new[at:at] = [f"inserted {fresh + k}" for k in range(count)]
         elif kind == "delete":
-            del new[at:at + count]
+            del new[at : at + count]
         else:
-            new[at:at + count] = [f"replaced {fresh + k}" for k in range(count)]
+            new[at : at + count] = [f"replaced {fresh + k}" for k in range(count)]
         fresh += count
     mapper = LineMapper(hunks_of(old, new))
     surviving = set(new)
@@ -102,4 +100,4 @@ def test_map_range_refuses_ranges_with_insertions_inside(length, at):
             if start <= at < end:
                 assert got is None  # the inserted line would sit inside the citation
             else:
-                assert got is not None and new[got[0] - 1:got[1]] == old[start - 1:end]
+                assert got is not None and new[got[0] - 1 : got[1]] == old[start - 1 : end]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import REPO_ROOT, run_cli, write_findings
 
+from conftest import REPO_ROOT, run_cli, write_findings
 from dshaudit.git import repository
 
 SHA1 = "1" * 40
@@ -52,11 +52,16 @@ def test_missing_front_matter(lint_space):
     write_findings(lint_space, f"No front matter. {ANCHORED}\n", pin=None)
     run, problems = lint_json()
     assert run.exit_code == 1
-    assert problems == [{
-        "file": "findings/f.md", "line": 1, "column": 1, "severity": "error",
-        "code": "missing_front_matter",
-        "message": "no YAML front matter: start the file with `---`, `pin: NAME`, `---`",
-    }]
+    assert problems == [
+        {
+            "file": "findings/f.md",
+            "line": 1,
+            "column": 1,
+            "severity": "error",
+            "code": "missing_front_matter",
+            "message": "no YAML front matter: start the file with `---`, `pin: NAME`, `---`",
+        }
+    ]
 
 
 def test_front_matter_without_pin(lint_space):
@@ -76,8 +81,9 @@ def test_malformed_front_matter_is_reported_and_other_files_still_linted(lint_sp
     lines = run.stdout.splitlines()
     assert lines[0].startswith("findings/a.md:")
     assert ": error: malformed_front_matter: malformed front matter:" in lines[0]
-    assert lines[1] == ("findings/b.md:1:1: error: malformed_front_matter: "
-                        "front matter opened with '---' is never closed")
+    assert lines[1] == (
+        "findings/b.md:1:1: error: malformed_front_matter: front matter opened with '---' is never closed"
+    )
     # The third file is still read after the two broken ones.
     assert lines[2] == "findings/c.md:4:2: error: invalid_citation: `a/b.ts:0`: line numbers start at 1"
     assert lines[3] == "3 files linted: 3 errors, 0 warnings"
@@ -97,10 +103,16 @@ def test_unknown_pin_in_front_matter(lint_space):
     write_findings(lint_space, f"{ANCHORED}\n", pin="v9")
     run, problems = lint_json()
     assert run.exit_code == 1
-    assert problems == [{
-        "file": "findings/f.md", "line": 2, "column": 6, "severity": "error", "code": "unknown_pin",
-        "message": "pin 'v9' is not in dshaudit.toml (v1, v2), nor a full 40-hex SHA",
-    }]
+    assert problems == [
+        {
+            "file": "findings/f.md",
+            "line": 2,
+            "column": 6,
+            "severity": "error",
+            "code": "unknown_pin",
+            "message": "pin 'v9' is not in dshaudit.toml (v1, v2), nor a full 40-hex SHA",
+        }
+    ]
 
 
 def test_full_sha_pins_are_accepted_without_a_repository(lint_space):
@@ -116,7 +128,10 @@ def test_citation_suffix_naming_an_unknown_pin(lint_space):
     assert run.exit_code == 1
     assert [(p["code"], p["message"]) for p in problems] == [
         ("unknown_pin", "`a/b.ts:3@v9`: pin 'v9' is not in dshaudit.toml (v1, v2), nor a full 40-hex SHA"),
-        ("unknown_pin", "`a/b.ts:4@6d1214af`: pin '6d1214af' is not in dshaudit.toml (v1, v2), a short SHA is not a pin"),
+        (
+            "unknown_pin",
+            "`a/b.ts:4@6d1214af`: pin '6d1214af' is not in dshaudit.toml (v1, v2), a short SHA is not a pin",
+        ),
     ]
 
 
@@ -219,7 +234,9 @@ def test_duplicate_claims_in_one_file_and_across_files(lint_space):
         name="a.md",
     )
     write_findings(lint_space, "`claim: root.patches == {b, a}`\n", name="b.md")
-    write_findings(lint_space, "Again `claim: root.patches == {a, b}` and `claim: root.patches == [b, a]`\n", name="c.md")
+    write_findings(
+        lint_space, "Again `claim: root.patches == {a, b}` and `claim: root.patches == [b, a]`\n", name="c.md"
+    )
     run = run_cli("lint")
     assert run.exit_code == 0
     assert run.stdout.splitlines() == [
@@ -236,11 +253,17 @@ def test_unanchored_citation_is_a_warning_and_strict_fails_on_it(lint_space):
     run, problems = lint_json()
     assert run.exit_code == 0
     assert run.json["summary"] == {"files": 1, "errors": 0, "warnings": 1, "strict": False, "failed": False}
-    assert problems == [{
-        "file": "findings/f.md", "line": 4, "column": 7, "severity": "warning", "code": "unanchored_citation",
-        "message": "`a/b.ts:3` has no anchor: only its path and line range are checked; "
-                   "add → `text on the line` or #Symbol",
-    }]
+    assert problems == [
+        {
+            "file": "findings/f.md",
+            "line": 4,
+            "column": 7,
+            "severity": "warning",
+            "code": "unanchored_citation",
+            "message": "`a/b.ts:3` has no anchor: only its path and line range are checked; "
+            "add → `text on the line` or #Symbol",
+        }
+    ]
     strict, _ = lint_json("--strict")
     assert strict.exit_code == 1
     assert strict.json["summary"]["failed"] is True

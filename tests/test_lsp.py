@@ -53,14 +53,20 @@ def make_client() -> LanguageClient:
     return client
 
 
-async def start(folder: Path, env: dict[str, str], editor: str = "visual-studio-code",
-                debounce_ms: int = 50) -> LanguageClient:
-    config = ClientServerConfig(server_command=[sys.executable, "-m", "dshaudit", "lsp"],
-                                client_factory=make_client, server_env=env)
+async def start(
+    folder: Path, env: dict[str, str], editor: str = "visual-studio-code", debounce_ms: int = 50
+) -> LanguageClient:
+    config = ClientServerConfig(
+        server_command=[sys.executable, "-m", "dshaudit", "lsp"], client_factory=make_client, server_env=env
+    )
     client = await config.start()
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities(editor), root_uri=from_fs_path(str(folder)),
-        initialization_options={"debounce": debounce_ms}))
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(editor),
+            root_uri=from_fs_path(str(folder)),
+            initialization_options={"debounce": debounce_ms},
+        )
+    )
     return client  # type: ignore[return-value]
 
 
@@ -102,15 +108,21 @@ def uri_of(path: Path) -> str:
 def open_document(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
     path.write_text(text)
     uri = uri_of(path)
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=version, text=text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=version, text=text)
+        )
+    )
     return uri
 
 
 def change(client: LanguageClient, uri: str, text: str, version: int) -> None:
-    client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
 
 
 async def published(client: LanguageClient, uri: str, version: int, timeout: float = 30.0) -> list[types.Diagnostic]:
@@ -132,8 +144,9 @@ async def opened(client: LanguageClient, path: Path, text: str = FINDING) -> str
 
 
 async def hover_at(client: LanguageClient, uri: str, position: types.Position) -> types.Hover | None:
-    return await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri), position=position))
+    return await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri), position=position)
+    )
 
 
 def at(line: int, character: int) -> types.Position:
@@ -160,8 +173,10 @@ async def test_diagnostics_are_checks_verdicts_on_the_citation(client, lsp_works
     run = run_cli("check", str(path), "--format", "json", env={k: env[k] for k in ("DSH_REPO", "DSHAUDIT_CACHE_DIR")})
     expected = sorted(
         (item["source"]["line"], item["source"]["column"], item["status"], item["message"])
-        for section in ("citations", "claims", "references") for item in run.json.get(section, [])
-        if item["status"] not in PASSING)
+        for section in ("citations", "claims", "references")
+        for item in run.json.get(section, [])
+        if item["status"] not in PASSING
+    )
     got = sorted((d.range.start.line + 1, d.range.start.character + 1, d.code, d.message) for d in diagnostics)
     assert got == expected
     assert {status for _, _, status, _ in got} >= {"content_mismatch", "suspect", "contradicted", "phantom"}
@@ -181,8 +196,10 @@ async def test_diagnostics_are_checks_verdicts_on_the_citation(client, lsp_works
 
 
 async def test_a_moved_line_fails_and_clears_when_the_edit_is_undone(client, doc):
-    good = FINDING.replace("`vendor/cordis/src/context.ts:20` → `this.logger = new LoggerService`",
-                           "`vendor/cordis/src/context.ts:18` → `this.logger = new LoggerService`")
+    good = FINDING.replace(
+        "`vendor/cordis/src/context.ts:20` → `this.logger = new LoggerService`",
+        "`vendor/cordis/src/context.ts:18` → `this.logger = new LoggerService`",
+    )
     uri = open_document(client, doc, good)
     before = await published(client, uri, 1)
     assert not [d for d in before if d.code == "content_mismatch"]
@@ -205,7 +222,7 @@ async def test_only_the_latest_version_is_published(lsp_workspace, doc):
     its own diagnostics, the last one last."""
     folder, env = lsp_workspace
     client = await start(folder, env, debounce_ms=0)
-    head, body = FINDING[:FINDING.index("# The root")], FINDING[FINDING.index("# The root"):]
+    head, body = FINDING[: FINDING.index("# The root")], FINDING[FINDING.index("# The root") :]
     text = head + body * 30
 
     def version_text(version: int) -> str:
@@ -240,11 +257,15 @@ async def test_a_file_without_a_pin_gets_one_diagnostic(client, lsp_workspace):
 
 async def test_a_malformed_file_gets_one_diagnostic_where_it_is_malformed(client, lsp_workspace):
     folder, _ = lsp_workspace
-    uri = open_document(client, folder / "findings" / "bad.md", "---\npin: [v1\n---\n`vendor/cordis/src/context.ts:9`\n")
+    uri = open_document(
+        client, folder / "findings" / "bad.md", "---\npin: [v1\n---\n`vendor/cordis/src/context.ts:9`\n"
+    )
     (only,) = await published(client, uri, 1)
     assert only.message.startswith("malformed front matter")
     assert only.range.start.line in (1, 2)
-    uri = open_document(client, folder / "findings" / "unknown.md", "---\npin: v9\n---\n`vendor/cordis/src/context.ts:9`\n")
+    uri = open_document(
+        client, folder / "findings" / "unknown.md", "---\npin: v9\n---\n`vendor/cordis/src/context.ts:9`\n"
+    )
     (only,) = await published(client, uri, 1)
     assert only.message.startswith("front matter: pin 'v9' is not in dshaudit.toml") and only.range.start.line == 1
 
@@ -301,10 +322,13 @@ async def test_hover_on_a_claim_shows_value_rule_and_evidence(client, doc):
 # -- completion ----------------------------------------------------------------------
 
 
-async def complete(client: LanguageClient, uri: str, text: str, version: int, line: int, column: int) -> list[types.CompletionItem]:
+async def complete(
+    client: LanguageClient, uri: str, text: str, version: int, line: int, column: int
+) -> list[types.CompletionItem]:
     change(client, uri, text, version)
-    result = await client.text_document_completion_async(types.CompletionParams(
-        text_document=types.TextDocumentIdentifier(uri), position=at(line, column)))
+    result = await client.text_document_completion_async(
+        types.CompletionParams(text_document=types.TextDocumentIdentifier(uri), position=at(line, column))
+    )
     assert isinstance(result, types.CompletionList)
     return list(result.items)
 
@@ -318,7 +342,9 @@ async def test_completion_of_paths_symbols_facts_and_pins(client, doc):
     assert [i.label for i in items] == ["context.ts"]
     assert items[0].kind == types.CompletionItemKind.File
     assert isinstance(items[0].text_edit, types.TextEdit)
-    assert items[0].text_edit.range == types.Range(at(3, len("See `vendor/cordis/src/")), at(3, len("See `vendor/cordis/src/co")))
+    assert items[0].text_edit.range == types.Range(
+        at(3, len("See `vendor/cordis/src/")), at(3, len("See `vendor/cordis/src/co"))
+    )
     items = await complete(client, uri, head + "`", 3, 3, 1)
     assert {"vendor/", "packages/", "package.json", "docs/"} <= {i.label for i in items}
 
@@ -348,9 +374,13 @@ async def test_completion_of_paths_symbols_facts_and_pins(client, doc):
 
 
 async def actions(client: LanguageClient, uri: str, line: int) -> list[types.CodeAction]:
-    result = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri), range=types.Range(at(line, 0), at(line, 0)),
-        context=types.CodeActionContext(diagnostics=[])))
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=types.Range(at(line, 0), at(line, 0)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
     return [a for a in result or [] if isinstance(a, types.CodeAction)]
 
 
@@ -381,15 +411,19 @@ async def test_code_actions_anchor_move_and_carry(client, doc):
     assert not [a for a in found if a.title.startswith("Carry")]  # it does not hold: nothing to carry
 
     carried = {a.title: a for a in await actions(client, uri, 5) if a.title.startswith("Carry")}
-    assert set(carried) == {"Carry to pin v2: vendor/cordis/src/context.ts:18@v2 (shifted)",
-                            "Carry to pin v3: vendor/cordis/src/context.ts:18@v3 (shifted)"}
+    assert set(carried) == {
+        "Carry to pin v2: vendor/cordis/src/context.ts:18@v2 (shifted)",
+        "Carry to pin v3: vendor/cordis/src/context.ts:18@v3 (shifted)",
+    }
     edit = single_edit(carried["Carry to pin v2: vendor/cordis/src/context.ts:18@v2 (shifted)"], uri)
     assert edit.new_text == "vendor/cordis/src/context.ts:18@v2"
     start = where(lines[5], "vendor/cordis/src/context.ts:15")
     assert edit.range.start == at(5, start)
 
     # The edits, made, give a document that holds.
-    fixed = FINDING.replace("`packages/core/agent/src/index.ts:17`", "`packages/core/agent/src/index.ts:17` → `setFactory`")
+    fixed = FINDING.replace(
+        "`packages/core/agent/src/index.ts:17`", "`packages/core/agent/src/index.ts:17` → `setFactory`"
+    )
     fixed = fixed.replace("context.ts:20", "context.ts:18").replace("context.ts:15`", "context.ts:18@v2`")
     change(client, uri, fixed, 2)
     assert {d.code for d in await published(client, uri, 2)} == {"phantom", "suspect", "contradicted"}
@@ -409,8 +443,11 @@ async def test_carrying_a_citation_of_a_renamed_file(client, doc):
 async def test_definition_opens_the_cited_blob_at_its_lines(client, doc, fixture_repo):
     uri = await opened(client, doc)
     line = FINDING.split("\n")[5]
-    found = await client.text_document_definition_async(types.DefinitionParams(
-        text_document=types.TextDocumentIdentifier(uri), position=at(5, where(line, "src/context.ts:15"))))
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(
+            text_document=types.TextDocumentIdentifier(uri), position=at(5, where(line, "src/context.ts:15"))
+        )
+    )
     assert isinstance(found, types.Location)
     sha = fixture_repo.shas["v1"]
     assert found.uri == f"dshaudit://{sha}/vendor/cordis/src/context.ts"
@@ -446,7 +483,10 @@ async def test_a_first_clone_is_reported_as_progress_and_shutdown_is_clean(tmp_p
     """No DSH_REPO: the configuration's upstream (here a file:// URL) is cloned
     into the cache on first use, with $/progress, and diagnostics follow."""
     (tmp_path / "dshaudit.toml").write_text(
-        write_config(tmp_path, fixture_repo).read_text().replace("https://example.invalid/dsh", fixture_repo.path.as_uri()))
+        write_config(tmp_path, fixture_repo)
+        .read_text()
+        .replace("https://example.invalid/dsh", fixture_repo.path.as_uri())
+    )
     env = {k: v for k, v in os.environ.items() if k != "DSH_REPO"}
     env["DSHAUDIT_CACHE_DIR"] = str(tmp_path / "cache")
     client = await start(tmp_path, env)
@@ -491,7 +531,8 @@ async def test_acceptance_on_a_copy_of_the_delegation_depth_finding(tmp_path, ds
         assert time.monotonic() - started < 5
         new = [d for d in after if d not in before]
         assert [(d.range.start.line, d.severity, d.code) for d in new] == [
-            (moved_at, types.DiagnosticSeverity.Error, "content_mismatch")]
+            (moved_at, types.DiagnosticSeverity.Error, "content_mismatch")
+        ]
 
         change(client, uri, original, 3)
         assert await published(client, uri, 3, timeout=10) == before
@@ -503,8 +544,9 @@ async def test_acceptance_on_a_copy_of_the_delegation_depth_finding(tmp_path, ds
 
         text = "`claim: subagent."
         change(client, uri, original + "\n" + text, 4)
-        result = await client.text_document_completion_async(types.CompletionParams(
-            text_document=types.TextDocumentIdentifier(uri), position=at(len(lines), len(text))))
+        result = await client.text_document_completion_async(
+            types.CompletionParams(text_document=types.TextDocumentIdentifier(uri), position=at(len(lines), len(text)))
+        )
         assert isinstance(result, types.CompletionList)
         assert "subagent.max-depth-default" in {i.label for i in result.items}
     finally:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dshaudit.documents.names import code_names
-from dshaudit.documents.names import is_identifier_like
+from dshaudit.documents.names import code_names, is_identifier_like
 
 
 def kinds(text: str) -> list[tuple[str, str]]:
@@ -14,9 +13,11 @@ def kinds(text: str) -> list[tuple[str, str]]:
 
 
 def test_the_kinds_of_names():
-    text = ("core/agent 将 AgentFactory 定义为一个接口，通过 AgentRegistry.setFactory（packages/core/agent/src/index.ts:176-181）"
-            "the @anthropic-ai/claude-agent-sdk@0.3.220 dependency, 'unavailable', “Production dsh does not install”, "
-            "DEFAULT_HOOK_TIMEOUT_MS and persist_session; `ctx.plugin(X)` at https://example.com/a.b")
+    text = (
+        "core/agent 将 AgentFactory 定义为一个接口，通过 AgentRegistry.setFactory（packages/core/agent/src/index.ts:176-181）"
+        "the @anthropic-ai/claude-agent-sdk@0.3.220 dependency, 'unavailable', “Production dsh does not install”, "
+        "DEFAULT_HOOK_TIMEOUT_MS and persist_session; `ctx.plugin(X)` at https://example.com/a.b"
+    )
     assert kinds(text) == [
         ("identifier", "AgentFactory"),
         ("dotted", "AgentRegistry.setFactory"),

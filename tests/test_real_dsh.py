@@ -8,10 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, run_cli
 
-from dshaudit.documents.findings import collect_markdown
-from dshaudit.documents.findings import load_findings_file
+from conftest import REPO_ROOT, run_cli
+from dshaudit.documents.findings import collect_markdown, load_findings_file
 
 pytestmark = pytest.mark.dsh
 
@@ -34,10 +33,14 @@ def test_findings_hold_at_their_pins(audit_copy):
     failures = [c for c in run.json["citations"] if c["status"] != "ok" and not c["quoted"]]
     assert failures == []
     # The prior audit's citations that corrections.md quotes as wrong are found wrong, and only reported.
-    quoted = [(c["source"]["file"].rsplit("/", 1)[-1], c["source"]["line"], c["status"])
-              for c in run.json["citations"] if c["quoted"] and c["status"] != "ok"]
+    quoted = [
+        (c["source"]["file"].rsplit("/", 1)[-1], c["source"]["line"], c["status"])
+        for c in run.json["citations"]
+        if c["quoted"] and c["status"] != "ok"
+    ]
     assert quoted == [("11-dsh-documentation.md", line, "suspect") for line in (66, 73)] + [
-        ("corrections.md", line, "suspect") for line in (23, 78, 79, 83, 86)]
+        ("corrections.md", line, "suspect") for line in (23, 78, 79, 83, 86)
+    ]
     assert run.exit_code == 0
     assert run.json["summary"]["total"] >= 20
 
@@ -71,7 +74,7 @@ def _mutate(folder: Path, mutate_one) -> dict[tuple[str, int, int], str]:
                 continue
             i, col = c.source.line - 1, c.source.column - 1
             assert lines[i][col:].startswith(c.text)
-            lines[i] = lines[i][:col] + new_text + lines[i][col + len(c.text):]
+            lines[i] = lines[i][:col] + new_text + lines[i][col + len(c.text) :]
             expected[key] = new_text
         path.write_text("\n".join(lines), encoding="utf-8")
     return expected
@@ -79,7 +82,9 @@ def _mutate(folder: Path, mutate_one) -> dict[tuple[str, int, int], str]:
 
 def _detected(expected, statuses) -> tuple[int, list]:
     doc = run_cli("check", "--format", "json").json
-    by_key = _by_line_rank(doc["citations"], lambda c: (c["source"]["file"], c["source"]["line"], c["source"]["column"]))
+    by_key = _by_line_rank(
+        doc["citations"], lambda c: (c["source"]["file"], c["source"]["line"], c["source"]["column"])
+    )
     missed = [(k, text, by_key[k]["status"]) for k, text in expected.items() if by_key[k]["status"] not in statuses]
     return len(expected) - len(missed), missed
 
@@ -140,7 +145,9 @@ def test_rebase_to_rc2_classifies_every_citation_and_write_then_check(audit_copy
     # A citation that names its own pin (`@rc2`, `@<sha>`) is not the file's to move: skipped, kept as written.
     elsewhere = [c for c in before["citations"] if c["target"]["pin"] != "rc7"]
     assert sum(m["status"] == "skipped" for m in moves) == len(elsewhere)
-    assert all(m["status"] in {"unchanged", "shifted", "edited", "renamed", "ambiguous", "lost", "skipped"} for m in moves)
+    assert all(
+        m["status"] in {"unchanged", "shifted", "edited", "renamed", "ambiguous", "lost", "skipped"} for m in moves
+    )
     needs_person = _by_line_rank(
         [m for m in moves if m["status"] in ("ambiguous", "lost")],
         lambda m: (m["source"]["file"], m["source"]["line"], m["source"]["column"]),
@@ -164,8 +171,18 @@ def test_bisect_names_the_commit_that_moved_a_citation(dsh_repo, tmp_path, monke
     shutil.copy(REPO_ROOT / "dshaudit.toml", tmp_path / "dshaudit.toml")
     monkeypatch.chdir(tmp_path)
     run = run_cli(
-        "bisect", "packages/subagent/subagent-codex/package.json:59", "--anchor", '"@openai/codex": "0.147.0",',
-        "--good", "rc7", "--bad", "rc2", "--repo", str(dsh_repo), "--format", "json",
+        "bisect",
+        "packages/subagent/subagent-codex/package.json:59",
+        "--anchor",
+        '"@openai/codex": "0.147.0",',
+        "--good",
+        "rc7",
+        "--bad",
+        "rc2",
+        "--repo",
+        str(dsh_repo),
+        "--format",
+        "json",
     )
     first = run.json["first"]
     assert first["sha"] == "c11971056098c59f62d588b93012b90445567ba2"
@@ -174,9 +191,11 @@ def test_bisect_names_the_commit_that_moved_a_citation(dsh_repo, tmp_path, monke
     from dshaudit.git.repository import DshRepository
 
     repo = DshRepository.open(str(dsh_repo), "unused")
+
     def line59(sha):
         snap = repo.snapshot(sha)
         return snap.read(snap.entry("packages/subagent/subagent-codex/package.json").blob_sha).decode().split("\n")[58]
+
     parent = repo.repo.git.rev_parse(first["sha"] + "^1")
     assert '"@openai/codex": "0.147.0",' in line59(parent)
     assert "@openai/codex" not in line59(first["sha"])
@@ -205,6 +224,8 @@ def test_the_prior_audit_as_written(dsh_repo, tmp_path, monkeypatch):
     flagged = {c["target"]["path"] + ":" + c["target"]["lines"] for c in doc["citations"] if c["status"] != "ok"}
     wrong = {t for t in PRIOR_WRONG if any(f.endswith(t) or t.endswith(f) for f in flagged)}
     others = {f for f in flagged if not any(f.endswith(t) or t.endswith(f) for t in PRIOR_WRONG)}
-    print(f"prior audit: {len(doc['citations'])} citations; {len(wrong)} of {len(PRIOR_WRONG)} wrong ones flagged; "
-          f"{len(others)} others flagged: {sorted(others)}")
+    print(
+        f"prior audit: {len(doc['citations'])} citations; {len(wrong)} of {len(PRIOR_WRONG)} wrong ones flagged; "
+        f"{len(others)} others flagged: {sorted(others)}"
+    )
     assert len(wrong) >= 4 and len(others) <= 3

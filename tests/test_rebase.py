@@ -3,7 +3,6 @@ the guarantee that no citation is carried onto other code."""
 
 from __future__ import annotations
 
-
 from conftest import run_cli, write_findings
 from fixture_repo import _commit, _write, git
 
@@ -49,7 +48,15 @@ def test_every_citation_is_classified(workspace):
         '+  return <main className="app">{title}</main>',
     ]
     assert "nowhere in the new file" in got[8]["message"]
-    assert run.json["summary"] == {"unchanged": 2, "shifted": 2, "edited": 2, "renamed": 1, "ambiguous": 0, "lost": 1, "skipped": 2}
+    assert run.json["summary"] == {
+        "unchanged": 2,
+        "shifted": 2,
+        "edited": 2,
+        "renamed": 1,
+        "ambiguous": 0,
+        "lost": 1,
+        "skipped": 2,
+    }
 
 
 def test_moved_citations_hold_at_the_new_pin(workspace):
@@ -58,8 +65,13 @@ def test_moved_citations_hold_at_the_new_pin(workspace):
     run = run_cli("rebase", "--to", "v2", "--format", "json")
     carried = [m for m in run.json["citations"] if m["new"]]
     anchors = {
-        4: "this.fiber", 5: "import { Fiber }", 6: "setFactory", 7: 'className="app"',
-        9: "privileged core", 10: "this.fiber", 11: "this.fiber",
+        4: "this.fiber",
+        5: "import { Fiber }",
+        6: "setFactory",
+        7: 'className="app"',
+        9: "privileged core",
+        10: "this.fiber",
+        11: "this.fiber",
     }
     body = "".join(f"`{m['new']['text']}` → `{anchors[m['source']['line']]}`\n" for m in carried)
     write_findings(workspace, body, pin="v2", name="moved.md")

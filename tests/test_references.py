@@ -8,32 +8,25 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from fixture_repo import _commit, _write, git
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dshaudit.platform import cache
-from dshaudit.index import fragments
-from dshaudit.index import nameindex
-from dshaudit.index.fragments import parse_fragment
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import Pin
-from dshaudit.core.model import SourceLocation
-from dshaudit.documents.names import CODE
-from dshaudit.documents.names import DOTTED
-from dshaudit.documents.names import IDENTIFIER
-from dshaudit.documents.names import PACKAGE
-from dshaudit.documents.names import STRING
-from dshaudit.documents.names import Name
-from dshaudit.core.references import Reference
-from dshaudit.core.references import ReferenceStatus
-from dshaudit.checking.references import absent_claims
-from dshaudit.checking.references import check_references
-from dshaudit.checking.references import classify
-from dshaudit.checking.references import defined_in_code_blocks
-from dshaudit.checking.references import document_exemptions
-from dshaudit.checking.references import document_names
+from dshaudit.checking.references import (
+    absent_claims,
+    check_references,
+    classify,
+    defined_in_code_blocks,
+    document_exemptions,
+    document_names,
+)
+from dshaudit.core.model import LineRange, Pin, SourceLocation
+from dshaudit.core.references import Reference, ReferenceStatus
+from dshaudit.documents.names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name
 from dshaudit.git.repository import DshRepository
+from dshaudit.index import fragments, nameindex
+from dshaudit.index.fragments import parse_fragment
+from dshaudit.platform import cache
+from fixture_repo import _commit, _write, git
 
 AGENT = """\
 export const LIMIT = 0
@@ -110,8 +103,14 @@ def where(line: int = 1) -> SourceLocation:
     return SourceLocation("f.md", line, 1)
 
 
-def check(snapshot, *texts: str, kind: str = CODE, exempt: set[str] | None = None,
-          absent: list[str] | None = None, history: bool = True) -> list[Reference]:
+def check(
+    snapshot,
+    *texts: str,
+    kind: str = CODE,
+    exempt: set[str] | None = None,
+    absent: list[str] | None = None,
+    history: bool = True,
+) -> list[Reference]:
     items = [(Name(t, kind, 0, len(t)), where(i + 1)) for i, t in enumerate(texts)]
     claims = [(a, where(100 + i)) for i, a in enumerate(absent or [])]
     return check_references(items, snapshot, exempt=exempt or set(), absent=claims, history=history)
@@ -161,8 +160,17 @@ def test_a_dotted_name_needs_every_component(snap):
 
 
 def test_what_is_not_a_name_is_not_checked(snap):
-    texts = ("git grep -n foo", "index.ts", "600_000", "rc7..rc2",
-             "log-only prose", "{ts,tsx}", "session.events[seq]", "claim: x.y == 3", "99f6f02f")
+    texts = (
+        "git grep -n foo",
+        "index.ts",
+        "600_000",
+        "rc7..rc2",
+        "log-only prose",
+        "{ts,tsx}",
+        "session.events[seq]",
+        "claim: x.y == 3",
+        "99f6f02f",
+    )
     assert check(snap, *texts) == []
     # In running prose a quoted plain word is a quotation, not code.
     assert check(snap, "deletes", "No privileged core", kind=STRING) == []
@@ -179,7 +187,7 @@ def test_classification():
     assert plan("SubagentListEntry[]") == ("identifier", ("SubagentListEntry",), None)
     assert plan("@scope/name@1.2.3", PACKAGE) == ("package", ("@scope/name",), None)
     assert plan("dsh-compaction-basic") == ("string", ("dsh-compaction-basic",), None)
-    assert plan("\"tool/start\"") == ("string", ("tool/start",), None)
+    assert plan('"tool/start"') == ("string", ("tool/start",), None)
     assert plan("LIMIT = 3") == ("fragment", (), "binding")
     assert plan("{ kind: 'x' }") == ("fragment", (), "object")
     assert plan("ctx.plugin(Loader)") == ("fragment", (), "expression")
@@ -219,10 +227,12 @@ def test_key_value_compares_with_object_entries_and_typed_properties(snap):
 
 
 def test_objects_match_as_subsets_whatever_the_spelling(snap):
-    for text in ("{ kind: 'plugin', plugin: 'compact' }",
-                 '{plugin:"compact",kind:"plugin",}',
-                 "{ kind: 'plugin',\n   plugin: 'compact', … }",
-                 "kind: 'plugin', plugin: 'compact'"):
+    for text in (
+        "{ kind: 'plugin', plugin: 'compact' }",
+        '{plugin:"compact",kind:"plugin",}',
+        "{ kind: 'plugin',\n   plugin: 'compact', … }",
+        "kind: 'plugin', plugin: 'compact'",
+    ):
         ref = one(snap, text)
         assert ref.status is ReferenceStatus.OK, text
         assert ref.place == ("packages/core/agent/src/index.ts", LineRange(20, 20))
@@ -276,9 +286,11 @@ def test_names_the_document_introduces_are_ok(snap):
 
 
 def test_exemptions_from_front_matter_and_code_blocks():
-    text = ("---\npin: v1\nintroduces: [my_tool, otherName]\n---\n\nProse.\n\n"
-            "```ts\nexport const HELPER_LIMIT = 3\nclass Widget { render() {} }\n```\n\n"
-            "```yaml\nnot_code: 1\n```\n")
+    text = (
+        "---\npin: v1\nintroduces: [my_tool, otherName]\n---\n\nProse.\n\n"
+        "```ts\nexport const HELPER_LIMIT = 3\nclass Widget { render() {} }\n```\n\n"
+        "```yaml\nnot_code: 1\n```\n"
+    )
     assert defined_in_code_blocks(text) >= {"HELPER_LIMIT", "Widget", "Widget.render", "render"}
     assert "not_code" not in defined_in_code_blocks(text)
     assert document_exemptions(text) >= {"my_tool", "otherName", "HELPER_LIMIT"}
@@ -299,8 +311,10 @@ def test_absence_claims_are_verified(snap, regexes):
     # A path that holds the name refutes the claim too: the first three of them, then lines.
     by_text = {r.text: r for r in check(snap, absent=["notes", "agent"])}
     assert by_text["notes"].message == "`notes` occurs at docs/notes.txt (path)"
-    assert by_text["agent"].message == ("`agent` occurs at packages/core/agent/package.json (path), "
-                                        "packages/core/agent/package.json:2, packages/core/agent/src/index.ts (path)")
+    assert by_text["agent"].message == (
+        "`agent` occurs at packages/core/agent/package.json (path), "
+        "packages/core/agent/package.json:2, packages/core/agent/src/index.ts (path)"
+    )
 
 
 @pytest.mark.parametrize("text", ["agent", "packages", "core", "ts", "nowhere", "Agent"])
@@ -335,9 +349,15 @@ _PATH_CHARS = st.sampled_from(_ASCII_CHARS + list("\u212a\u017f\u0130\u00e9"))
 
 
 @settings(max_examples=400, deadline=None)
-@given(paths=st.one_of(st.lists(st.text(st.sampled_from(_ASCII_CHARS), min_size=1, max_size=8), max_size=8, unique=True),
-                       st.lists(st.text(_PATH_CHARS, min_size=1, max_size=8), max_size=8, unique=True)),
-       text=st.text(_PATH_CHARS, min_size=1, max_size=3), fold=st.booleans(), limit=st.integers(0, 4))
+@given(
+    paths=st.one_of(
+        st.lists(st.text(st.sampled_from(_ASCII_CHARS), min_size=1, max_size=8), max_size=8, unique=True),
+        st.lists(st.text(_PATH_CHARS, min_size=1, max_size=8), max_size=8, unique=True),
+    ),
+    text=st.text(_PATH_CHARS, min_size=1, max_size=3),
+    fold=st.booleans(),
+    limit=st.integers(0, 4),
+)
 @example(paths=["ba-a-a"], text="a-a", fold=False, limit=3)  # the first place is no word, the one inside it is
 @example(paths=["s", "x"], text="\u017f", fold=True, limit=3)  # long s folds to s, though it has no lower case
 def test_the_paths_holding_a_word_are_those_its_pattern_finds_in_each_path(paths, text, fold, limit):
@@ -378,25 +398,33 @@ def test_absence_claims_in_a_document():
 
 
 def test_document_names_skip_citations_anchors_claims_and_absence_claims():
-    text = ("---\npin: v1\n---\n\n# Title\n\n"
-            "`AgentRegistry.setFactory` is set (`packages/a.ts:3` → `setFactory(f)` + `more`),\n"
-            "see `claim: x.count == 3` and `absent: ollama`; persist_session is a name.\n\n"
-            "```ts\nconst inBlock = 1\n```\n")
+    text = (
+        "---\npin: v1\n---\n\n# Title\n\n"
+        "`AgentRegistry.setFactory` is set (`packages/a.ts:3` → `setFactory(f)` + `more`),\n"
+        "see `claim: x.count == 3` and `absent: ollama`; persist_session is a name.\n\n"
+        "```ts\nconst inBlock = 1\n```\n"
+    )
     names = [(n.text, n.kind, line, col) for n, line, col in document_names(text)]
     assert names == [
         ("AgentRegistry.setFactory", CODE, 7, 1),
         ("persist_session", IDENTIFIER, 8, 49),
     ]
     n = document_names(text)[1][0]
-    assert text[n.start:n.end] == "persist_session"
+    assert text[n.start : n.end] == "persist_session"
 
 
 # -- the cache --------------------------------------------------------------------------
 
 
 def test_a_second_lookup_reads_nothing_from_git(snap, dsh, monkeypatch, tmp_path):
-    texts = ("AgentRegistry", "neverExistedName", "legacyHelper", "LIMIT = 3", "{ kind: 'plugin' }",
-             "ctx.plugin(Loader)")
+    texts = (
+        "AgentRegistry",
+        "neverExistedName",
+        "legacyHelper",
+        "LIMIT = 3",
+        "{ kind: 'plugin' }",
+        "ctx.plugin(Loader)",
+    )
     first = check(snap, *texts, absent=["ollama", "registry"])
     cache.end()  # written to disk
     nameindex.forget()
@@ -423,23 +451,44 @@ def test_one_pass_looks_up_every_name(snap, regexes):
 def test_one_pass_finds_each_name_where_a_search_for_it_alone_does(tmp_path, monkeypatch, regexes):
     """Names that overlap in the text (`dsh`, `dsh-base`, `@scope/dsh-base`,
     `scope`) are found in every file a `git grep -w` for each alone finds."""
-    root, sha = _repository(tmp_path, {
-        "docs/x.md": "Try dsh-basement now, or dsh-base.\n",
-        "src/y.ts": "import z from '@scope/dsh-base'\n",
-        "src/w.ts": "const dshBase = 'scope:dsh-base-2'\n",
-        "src/v.ts": "// subagent-reports, workspace:^1, tool/start/x\n",
-        "src/u.ts": "// subagent-report: workspace:^ tool/start\n",
-    })
+    root, sha = _repository(
+        tmp_path,
+        {
+            "docs/x.md": "Try dsh-basement now, or dsh-base.\n",
+            "src/y.ts": "import z from '@scope/dsh-base'\n",
+            "src/w.ts": "const dshBase = 'scope:dsh-base-2'\n",
+            "src/v.ts": "// subagent-reports, workspace:^1, tool/start/x\n",
+            "src/u.ts": "// subagent-report: workspace:^ tool/start\n",
+        },
+    )
     snapshot = _at(root, sha, tmp_path / "cache", monkeypatch)
-    names = ["dsh", "dsh-base", "@scope/dsh-base", "scope", "base", "dsh-basement", "subagent", "subagent-report",
-             "workspace", "workspace:^", "tool/start", "start", "tool"]
+    names = [
+        "dsh",
+        "dsh-base",
+        "@scope/dsh-base",
+        "scope",
+        "base",
+        "dsh-basement",
+        "subagent",
+        "subagent-report",
+        "workspace",
+        "workspace:^",
+        "tool/start",
+        "start",
+        "tool",
+    ]
 
     def agrees(snapshot, sha):
         found = nameindex.index_for(snapshot).paths(names)
         cache.end()
         for name in names:
-            alone = subprocess.run(["git", "-C", str(root), "grep", "-l", "-w", "-F", "-e", name, sha],
-                                   capture_output=True, text=True).stdout.replace(f"{sha}:", "").split()
+            alone = (
+                subprocess.run(
+                    ["git", "-C", str(root), "grep", "-l", "-w", "-F", "-e", name, sha], capture_output=True, text=True
+                )
+                .stdout.replace(f"{sha}:", "")
+                .split()
+            )
             assert found[name] == set(alone), name
 
     agrees(snapshot, sha)
@@ -475,8 +524,17 @@ def moving(tmp_path_factory):
     return root, c1, c2
 
 
-MOVING_TEXTS = ("epsilon", "alpha", "beta", "zeta", "'tool/start'", "{ kind: 'kept' }", "{ kind: 'moved' }",
-                "alpha = 2", "marker = 3")
+MOVING_TEXTS = (
+    "epsilon",
+    "alpha",
+    "beta",
+    "zeta",
+    "'tool/start'",
+    "{ kind: 'kept' }",
+    "{ kind: 'moved' }",
+    "alpha = 2",
+    "marker = 3",
+)
 MOVING_ABSENT = ["ollama", "newword", "Epsilon"]
 
 
@@ -538,7 +596,7 @@ def test_a_new_commit_is_indexed_from_one_in_the_cache(moving, tmp_path, monkeyp
     # unchanged file, was not searched for at all.
     # -q is the history search; the empty tree, the probe for -P
     greps = [args for args in started if "grep" in args and "-q" not in args and nameindex.EMPTY_TREE not in args]
-    assert greps and all(args[args.index("--") + 1:] == ["src/a.ts", "src/c.ts"] for args in greps)
+    assert greps and all(args[args.index("--") + 1 :] == ["src/a.ts", "src/c.ts"] for args in greps)
     assert any("--cached" in args for args in greps)  # listed in an index, not named as pathspecs
     assert not any("epsilon" in a for args in greps for a in args)
     by_text = {r[0]: r[1] for r in derived}
@@ -580,14 +638,20 @@ def test_a_reference_as_json_and_as_a_diagnostic(snap):
     assert d.payload == ref.as_dict()
     assert d.fails()
     assert [p.url for p in d.places] == [
-        f"https://example.invalid/dsh/blob/{snap.sha}/packages/core/agent/src/index.ts#L1"]
+        f"https://example.invalid/dsh/blob/{snap.sha}/packages/core/agent/src/index.ts#L1"
+    ]
     assert one(snap, "neverExisted_name").diagnostic(pin, "https://x.invalid").places == ()
 
 
 def test_statuses_know_their_behaviour():
     failing = {s for s in ReferenceStatus if s.severity.fails()}
-    assert failing == {ReferenceStatus.PHANTOM, ReferenceStatus.DELETED, ReferenceStatus.VALUE_DIFFERS,
-                       ReferenceStatus.NO_MATCH, ReferenceStatus.PRESENT}
+    assert failing == {
+        ReferenceStatus.PHANTOM,
+        ReferenceStatus.DELETED,
+        ReferenceStatus.VALUE_DIFFERS,
+        ReferenceStatus.NO_MATCH,
+        ReferenceStatus.PRESENT,
+    }
     for s in failing:
         assert s.short and s.help and s.is_rule
         assert s.family == "reference"
@@ -636,12 +700,19 @@ def test_paths_outside_the_trees_root_folders_and_counted_paths_are_not_flagged(
 
 
 def test_a_relative_path_after_a_package_path_is_looked_for_in_that_package(snap):
-    doc = ("Both live in the agent package: `packages/core/agent/src/index.ts` and `src/legacy.ts`, "
-           "and `packages/core/agent/package.json` 与 `src/index.ts`.\n")
+    doc = (
+        "Both live in the agent package: `packages/core/agent/src/index.ts` and `src/legacy.ts`, "
+        "and `packages/core/agent/package.json` 与 `src/index.ts`.\n"
+    )
     items = [(n, where(line)) for n, line, _ in document_names(doc)]
     refs = {r.text + str(r.source.column): r for r in check_references(items, snap, exempt=set(), absent=[])}
     statuses = [(r.text, r.status) for r in sorted(refs.values(), key=lambda r: r.source.column)]
-    assert [s for _, s in statuses] == [ReferenceStatus.OK, ReferenceStatus.PHANTOM, ReferenceStatus.OK, ReferenceStatus.OK]
+    assert [s for _, s in statuses] == [
+        ReferenceStatus.OK,
+        ReferenceStatus.PHANTOM,
+        ReferenceStatus.OK,
+        ReferenceStatus.OK,
+    ]
     gone = next(r for r in refs.values() if r.status is ReferenceStatus.PHANTOM)
     assert "in no folder of `packages/core/agent/src`" in gone.message and "removed" not in gone.message
     found = [r for r in refs.values() if r.text == "src/index.ts"][0]
@@ -656,25 +727,28 @@ def test_quoted_code_is_looked_for_among_the_nodes_a_walk_of_the_tree_would_visi
     """Candidate nodes come from a tree-sitter query, not a walk in Python: the same
     nodes, in the same order, for a type that is also a keyword (`string`, `object`),
     for the types a binding is declared by, and inside code that does not parse."""
-    from dshaudit.lang.symbols import parse
-    from dshaudit.lang.symbols import walk
+    from dshaudit.lang.symbols import parse, walk
 
-    source = (b"type T = { a: string; b?: object };\n"
-              b"const x: T = { a: 'string', b: { c: 1, d } };\n"
-              b"class K { e: number = 2; f(g: string, h?: object) { this.i = [g, h]; } }\n"
-              b"enum E { J = 1 }\n"
-              b"let broken = { k: (1, };\n"
-              b"export default () => <div data-x={'y'}>{x.a}</div>;\n" if path.endswith(".tsx") else
-              b"type T = { a: string; b?: object };\n"
-              b"const x: T = { a: 'string', b: { c: 1, d } };\n"
-              b"class K { e: number = 2; f(g: string, h?: object) { this.i = [g, h]; } }\n"
-              b"enum E { J = 1 }\n"
-              b"let broken = { k: (1, };\n")
+    source = (
+        b"type T = { a: string; b?: object };\n"
+        b"const x: T = { a: 'string', b: { c: 1, d } };\n"
+        b"class K { e: number = 2; f(g: string, h?: object) { this.i = [g, h]; } }\n"
+        b"enum E { J = 1 }\n"
+        b"let broken = { k: (1, };\n"
+        b"export default () => <div data-x={'y'}>{x.a}</div>;\n"
+        if path.endswith(".tsx")
+        else b"type T = { a: string; b?: object };\n"
+        b"const x: T = { a: 'string', b: { c: 1, d } };\n"
+        b"class K { e: number = 2; f(g: string, h?: object) { this.i = [g, h]; } }\n"
+        b"enum E { J = 1 }\n"
+        b"let broken = { k: (1, };\n"
+    )
     root = parse(path, source).root_node
     assert root.has_error
     tsx = path.endswith(".tsx")
-    for types in [fragments._DECLARING] + [frozenset({t}) for t in
-                                            ("string", "object", "pair", "identifier", "ERROR", "true", "program")]:
+    for types in [fragments._DECLARING] + [
+        frozenset({t}) for t in ("string", "object", "pair", "identifier", "ERROR", "true", "program")
+    ]:
         walked = [n.id for n in walk(root) if n.type in types]
         assert [n.id for n in fragments._nodes_of(root, types, tsx)] == walked, sorted(types)
     assert len([n for n in fragments._nodes_of(root, frozenset({"string"}), tsx) if not n.is_named]) == 2
@@ -682,13 +756,19 @@ def test_quoted_code_is_looked_for_among_the_nodes_a_walk_of_the_tree_would_visi
 
 
 def test_quoted_code_is_compared_first_where_its_text_is_as_written_and_no_file_after_its_match_is_read(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     """`a.ts` matches `foo(1, 2)` by structure only (a comment between the arguments),
     `b.ts` and `c.ts` hold it as written: `b.ts`, the first that holds the text, is
     the answer, though `a.ts` comes before it; `c.ts`, after the match, is never read."""
-    root, sha = _repository(tmp_path, {"src/a.ts": "export const x = foo(1, /* two */ 2)\n",
-                                       "src/b.ts": "\n\nexport const y = foo(1, 2)\n",
-                                       "src/c.ts": "export const z = foo(1, 2)\n"})
+    root, sha = _repository(
+        tmp_path,
+        {
+            "src/a.ts": "export const x = foo(1, /* two */ 2)\n",
+            "src/b.ts": "\n\nexport const y = foo(1, 2)\n",
+            "src/c.ts": "export const z = foo(1, 2)\n",
+        },
+    )
     snapshot = _at(root, sha, tmp_path / "cache", monkeypatch)
     blobs = snapshot.blob_ids()
     read = _reads(snapshot, monkeypatch)
@@ -710,7 +790,9 @@ def test_the_nodes_of_a_type_are_found_once_a_file_for_every_fragment_that_looks
     root, sha = _repository(tmp_path, {"src/a.ts": "export const x = foo(1, 2)\nexport const y = foo(3, 4)\n"})
     found: list[tuple[int, frozenset[str]]] = []
     nodes_of = fragments._nodes_of
-    monkeypatch.setattr(fragments, "_nodes_of", lambda root, types, tsx: found.append(types) or nodes_of(root, types, tsx))
+    monkeypatch.setattr(
+        fragments, "_nodes_of", lambda root, types, tsx: found.append(types) or nodes_of(root, types, tsx)
+    )
     first, second, third = check(_at(root, sha, tmp_path / "cache", monkeypatch), "foo(1, 2)", "foo(3, 4)", "foo(5, 6)")
     cache.end()
     assert (first.message, second.message) == ("matches src/a.ts:1", "matches src/a.ts:2")
@@ -722,10 +804,21 @@ def test_a_new_commit_with_odd_paths_is_indexed_from_a_base_as_a_cold_pass_finds
     """The changed files go to git listed in an index, not named as pathspecs: paths
     with a space, a tab, quotes, a leading dash, glob characters, a colon or letters
     past ASCII are searched like any other, and a `.gitattributes` among them too."""
-    odd = ["src/with space.ts", "src/tab\there.ts", "src/'quoted\".ts", "-leading.ts", "src/[x].ts", "src/*.ts",
-           "src/a:b.ts", "src/\u00e9t\u00e9.ts", "docs/.gitattributes"]
+    odd = [
+        "src/with space.ts",
+        "src/tab\there.ts",
+        "src/'quoted\".ts",
+        "-leading.ts",
+        "src/[x].ts",
+        "src/*.ts",
+        "src/a:b.ts",
+        "src/\u00e9t\u00e9.ts",
+        "docs/.gitattributes",
+    ]
     kept = {f"src/kept{i}.ts": f"export const alpha{i} = {i}\n" for i in range(30)}  # most of the tree stays
-    root, base = _repository(tmp_path, {**kept, "src/keep.ts": "export const alpha = 1\n", "src/old.ts": "const beta = 2\n"})
+    root, base = _repository(
+        tmp_path, {**kept, "src/keep.ts": "export const alpha = 1\n", "src/old.ts": "const beta = 2\n"}
+    )
     for i, path in enumerate(odd):
         _write(root, path, f"// alpha beta gamma{i}\n")
     (root / "src/old.ts").unlink()

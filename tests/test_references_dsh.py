@@ -5,22 +5,22 @@ Skipped, with the reason, when no clone is named."""
 from __future__ import annotations
 
 import pytest
-from conftest import REPO_ROOT
 
-from dshaudit.platform import cache
-from dshaudit.index import nameindex
-from dshaudit.documents.findings import collect_markdown
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import SourceLocation
-from dshaudit.documents.names import CODE
-from dshaudit.documents.names import Name
+from conftest import REPO_ROOT
+from dshaudit.checking.references import (
+    absent_claims,
+    check_references,
+    document_exemptions,
+    document_names,
+    prefetch_references,
+)
+from dshaudit.core.model import LineRange, SourceLocation
 from dshaudit.core.references import ReferenceStatus
-from dshaudit.checking.references import absent_claims
-from dshaudit.checking.references import check_references
-from dshaudit.checking.references import document_exemptions
-from dshaudit.checking.references import document_names
-from dshaudit.checking.references import prefetch_references
+from dshaudit.documents.findings import collect_markdown
+from dshaudit.documents.names import CODE, Name
 from dshaudit.git.repository import DshRepository
+from dshaudit.index import nameindex
+from dshaudit.platform import cache
 
 pytestmark = pytest.mark.dsh
 
@@ -51,7 +51,8 @@ def test_a_constant_compares_with_its_real_value(repository):
     assert ok.place == ("packages/hooks/hook-protocol/src/runner.ts", LineRange(20, 20))
     assert differs.status is ReferenceStatus.VALUE_DIFFERS
     assert differs.message.startswith(
-        "`DEFAULT_HOOK_TIMEOUT_MS` is 600_000 at packages/hooks/hook-protocol/src/runner.ts:20, not 60_000")
+        "`DEFAULT_HOOK_TIMEOUT_MS` is 600_000 at packages/hooks/hook-protocol/src/runner.ts:20, not 60_000"
+    )
 
 
 def test_a_name_deleted_between_the_pins(repository):
@@ -78,8 +79,9 @@ def test_findings_name_nothing_that_is_not_at_their_pin(repository):
         absent = [(t, SourceLocation(path.name, line, col)) for t, line, col in absent_claims(text)]
         documents.append((items, absent, document_exemptions(text) | PINS))
     prefetch_references([item for items, _, _ in documents for item in items], snap)
-    found = [r for items, absent, exempt in documents
-             for r in check_references(items, snap, exempt=exempt, absent=absent)]
+    found = [
+        r for items, absent, exempt in documents for r in check_references(items, snap, exempt=exempt, absent=absent)
+    ]
     failing = [f"{r.source}: {r.status}: {r.message}" for r in found if not r.ok]
     assert failing == []
     assert sum(r.kind == "fragment" for r in found) >= 30
@@ -100,6 +102,7 @@ def _findings_at(snap):
 def test_rc2_from_an_rc7_cache_answers_as_a_cold_lookup_at_rc2(dsh_repo, tmp_path, monkeypatch):
     """Indexed from rc7 (only the files that changed are searched), the findings'
     names, fragments and absence claims at rc2 get the answers a cold lookup gives."""
+
     def at(sha, folder):
         monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / folder))
         nameindex.forget()

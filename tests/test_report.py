@@ -128,8 +128,10 @@ def test_unknown_pin_or_tag_is_exit_2(workspace):
 
 
 def test_a_foreign_document_shows_its_phantom_names(workspace):
-    write_findings(workspace, "# A draft\n\nThe registry is filled by `AgentRegistry.setFactoryX`, and "
-                              "`defaults.maxDepth` exists.\n")
+    write_findings(
+        workspace,
+        "# A draft\n\nThe registry is filled by `AgentRegistry.setFactoryX`, and `defaults.maxDepth` exists.\n",
+    )
     md = run_cli("report", "--format", "markdown")
     assert md.exit_code == 1
     assert "## Names that DSH does not hold" in md.stdout and "`AgentRegistry.setFactoryX`" in md.stdout

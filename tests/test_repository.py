@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import run_cli, write_findings
 from fixture_repo import git
 
@@ -39,7 +40,19 @@ def test_missing_repository_is_exit_3(workspace, monkeypatch):
 
 def test_missing_sha_is_exit_3_naming_it(workspace, fixture_repo, tmp_path):
     old = tmp_path / "old.git"
-    git(tmp_path, "clone", "-q", "--bare", "--no-local", "--single-branch", "--no-tags", "--branch", "v1", str(fixture_repo.path), str(old))
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--bare",
+        "--no-local",
+        "--single-branch",
+        "--no-tags",
+        "--branch",
+        "v1",
+        str(fixture_repo.path),
+        str(old),
+    )
     write_findings(workspace, CITE, pin="v2")
     run = run_cli("check", "--repo", str(old))
     sha = fixture_repo.shas["v2"]

@@ -8,16 +8,14 @@ import re
 import subprocess
 
 import pytest
-from conftest import run_cli, write_findings
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dshaudit.index import search
-
-from dshaudit.documents import searches
-from dshaudit.documents.claims import parse_claim
-from dshaudit.documents.claims import split_ref
+from conftest import run_cli, write_findings
 from dshaudit.core.model import SourceLocation
+from dshaudit.documents import searches
+from dshaudit.documents.claims import parse_claim, split_ref
+from dshaudit.index import search
 
 HERE = SourceLocation("f.md", 1, 1)
 
@@ -29,31 +27,34 @@ def claims(workspace, *expressions: str, pin: str = "v1") -> list[dict]:
     return run.json["claims"]
 
 
-@pytest.mark.parametrize("expression, measured", [
-    # Basic regular expressions by default, as git grep: `[A-Z]` is a class, `+` a letter.
-    ("search('new [A-Z]')", 6),
-    ("search('new [A-Z]', 'vendor/**')", 5),
-    ("search('new [A-Z]', ':!packages/**')", 5),  # exclusions alone: the rest of the tree
-    ("search('new [A-Z]', 'packages/**', 'vendor/**', ':!*/agent/*')", 5),
-    ("search('Servic+e')", 0),
-    ("search(-E 'Servic+e')", 5),
-    ("search(-F 'new Fiber(self')", 1),
-    ("search('Service', 'vendor/cordis/src/context.ts')", 5),
-    ("search(-w 'Service')", 0),  # `ReflectService` is one word
-    ("search(-i 'reflectservice')", 2),
-    ("search(-i -w 'REFLECTSERVICE')", 2),
-    ("search('PNG')", 0),  # binary files are skipped
-    ("search(-F '--help')", 0),  # a pattern that looks like an option is a pattern
-    ("search(-F '-e')", 0),
-    ("search('Service').files", 1),
-    ("search('new [A-Z]').paths", ["packages/core/agent/src/index.ts", "vendor/cordis/src/context.ts"]),
-    ("search('maxDepth').lines", ["packages/core/agent/src/index.ts:7"]),
-    ("files('packages/**/*.ts')", 2),
-    ("files('packages/core/')", 2),
-    ("files('*.json', '*.md')", 2),
-    ("files('packages/**', ':!*.ts')", 2),
-    ("files('*.tsx').paths", ["packages/ui/src/App.tsx"]),
-])
+@pytest.mark.parametrize(
+    "expression, measured",
+    [
+        # Basic regular expressions by default, as git grep: `[A-Z]` is a class, `+` a letter.
+        ("search('new [A-Z]')", 6),
+        ("search('new [A-Z]', 'vendor/**')", 5),
+        ("search('new [A-Z]', ':!packages/**')", 5),  # exclusions alone: the rest of the tree
+        ("search('new [A-Z]', 'packages/**', 'vendor/**', ':!*/agent/*')", 5),
+        ("search('Servic+e')", 0),
+        ("search(-E 'Servic+e')", 5),
+        ("search(-F 'new Fiber(self')", 1),
+        ("search('Service', 'vendor/cordis/src/context.ts')", 5),
+        ("search(-w 'Service')", 0),  # `ReflectService` is one word
+        ("search(-i 'reflectservice')", 2),
+        ("search(-i -w 'REFLECTSERVICE')", 2),
+        ("search('PNG')", 0),  # binary files are skipped
+        ("search(-F '--help')", 0),  # a pattern that looks like an option is a pattern
+        ("search(-F '-e')", 0),
+        ("search('Service').files", 1),
+        ("search('new [A-Z]').paths", ["packages/core/agent/src/index.ts", "vendor/cordis/src/context.ts"]),
+        ("search('maxDepth').lines", ["packages/core/agent/src/index.ts:7"]),
+        ("files('packages/**/*.ts')", 2),
+        ("files('packages/core/')", 2),
+        ("files('*.json', '*.md')", 2),
+        ("files('packages/**', ':!*.ts')", 2),
+        ("files('*.tsx').paths", ["packages/ui/src/App.tsx"]),
+    ],
+)
 def test_a_search_is_measured_at_the_pin(workspace, expression, measured):
     (got,) = claims(workspace, f"{expression} == 0")
     assert got["measured"] == measured, got
@@ -74,22 +75,25 @@ def test_the_users_git_configuration_does_not_change_a_search(workspace, monkeyp
     assert got["status"] == "confirmed", got
 
 
-@pytest.mark.parametrize("expression, said", [
-    ("search(-n 'x')", "flag -n is not allowed"),
-    ("search(--no-index 'x')", "cannot read"),
-    ("search('x', '../secret')", "'.' and '..' are not allowed"),
-    ("search('x', 'a/../../b')", "'.' and '..' are not allowed"),
-    ("search('x', '/etc/passwd')", "relative to the tree's root"),
-    ("search('x', ':(top)x')", "only ':!' and ':^'"),
-    ("search('x', ':(attr:a)x')", "only ':!' and ':^'"),
-    ("search('x', ':!')", "is empty"),
-    ("search(-E -F 'x')", "-E and -F cannot go together"),
-    ("search('x' -i)", "flags come first"),
-    ("search('')", "non-empty pattern"),
-    ("search(x)", "quote patterns and pathspecs"),
-    ("files(-i 'x')", "flag -i is not allowed (allowed: none)"),
-    ("files()", "at least one pathspec"),
-])
+@pytest.mark.parametrize(
+    "expression, said",
+    [
+        ("search(-n 'x')", "flag -n is not allowed"),
+        ("search(--no-index 'x')", "cannot read"),
+        ("search('x', '../secret')", "'.' and '..' are not allowed"),
+        ("search('x', 'a/../../b')", "'.' and '..' are not allowed"),
+        ("search('x', '/etc/passwd')", "relative to the tree's root"),
+        ("search('x', ':(top)x')", "only ':!' and ':^'"),
+        ("search('x', ':(attr:a)x')", "only ':!' and ':^'"),
+        ("search('x', ':!')", "is empty"),
+        ("search(-E -F 'x')", "-E and -F cannot go together"),
+        ("search('x' -i)", "flags come first"),
+        ("search('')", "non-empty pattern"),
+        ("search(x)", "quote patterns and pathspecs"),
+        ("files(-i 'x')", "flag -i is not allowed (allowed: none)"),
+        ("files()", "at least one pathspec"),
+    ],
+)
 def test_anything_else_is_refused_before_git_runs(workspace, expression, said):
     (got,) = claims(workspace, f"{expression}.count == 0")
     assert got["status"] == "invalid_claim" and said in got["message"], got
@@ -109,14 +113,17 @@ def test_a_claims_value_is_not_a_citation(workspace):
     assert run.json["citations"] == [] and run.json["claims"][0]["status"] == "confirmed"
 
 
-@pytest.mark.parametrize("body, warned", [
-    ("`git grep -n maxDepth` gives 3 lines.\n", True),
-    ("Counting rule: `git grep -n -i foo 99f6f02f -- 'x/**'`\nreturns nothing, so it is absent.\n", True),
-    ("`git ls-tree -r HEAD | grep -c x` lists 12.\n", True),
-    ("`git grep -n maxDepth` gives one line (`claim: search('maxDepth').count == 1`).\n", False),
-    ("`git grep -n maxDepth` finds the default.\n", False),  # no count is stated
-    ("The loop gives 3 retries.\n", False),  # a count, but no search
-])
+@pytest.mark.parametrize(
+    "body, warned",
+    [
+        ("`git grep -n maxDepth` gives 3 lines.\n", True),
+        ("Counting rule: `git grep -n -i foo 99f6f02f -- 'x/**'`\nreturns nothing, so it is absent.\n", True),
+        ("`git ls-tree -r HEAD | grep -c x` lists 12.\n", True),
+        ("`git grep -n maxDepth` gives one line (`claim: search('maxDepth').count == 1`).\n", False),
+        ("`git grep -n maxDepth` finds the default.\n", False),  # no count is stated
+        ("The loop gives 3 retries.\n", False),  # a count, but no search
+    ],
+)
 def test_lint_warns_on_a_stated_search_that_no_claim_backs(workspace, body, warned):
     write_findings(workspace, body)
     run = run_cli("lint", "--format", "json")
@@ -169,10 +176,20 @@ def odd_repo(tmp_path_factory):
 
 
 SEARCHES = [
-    "search(-i -w -E 'TODO|FIXME|HACK')", "search(-w -E 'TODO|FIXME|HACK')", "search('TODO')",
-    "search(-i 'ollama')", "search(-F 'TodoList =')", "search(-E 'Todo(List)? =')", "search('^## ')",
-    "search(-E '\\]\\([^)]*#L[0-9]')", "search('Todo*List')", "search(-i '待办')", "search('待办')",
-    "search(-F 'nowhere')", "search(-i -E 'todo(list|s)? =|fixme')", "search(-E 'Todo(List|Item) =')",
+    "search(-i -w -E 'TODO|FIXME|HACK')",
+    "search(-w -E 'TODO|FIXME|HACK')",
+    "search('TODO')",
+    "search(-i 'ollama')",
+    "search(-F 'TodoList =')",
+    "search(-E 'Todo(List)? =')",
+    "search('^## ')",
+    "search(-E '\\]\\([^)]*#L[0-9]')",
+    "search('Todo*List')",
+    "search(-i '待办')",
+    "search('待办')",
+    "search(-F 'nowhere')",
+    "search(-i -E 'todo(list|s)? =|fixme')",
+    "search(-E 'Todo(List|Item) =')",
 ]
 
 
@@ -181,8 +198,12 @@ def test_one_grep_of_many_files_at_many_commits_is_each_commits_grep(odd_repo, e
     repository, commits = odd_repo
     spec = searches.parse(expression)
     git_dir = str(repository.repo.git_dir)
-    places = [(sha, p) for sha in commits for p in repository.snapshot(sha).paths()
-              if (e := repository.snapshot(sha).entry(p)) is not None and e.kind == "blob"]
+    places = [
+        (sha, p)
+        for sha in commits
+        for p in repository.snapshot(sha).paths()
+        if (e := repository.snapshot(sha).entry(p)) is not None and e.kind == "blob"
+    ]
     found = search.regrep(spec, git_dir, places)
     for sha in commits:
         snapshot = repository.snapshot(sha)
@@ -197,24 +218,27 @@ def test_one_grep_of_many_files_at_many_commits_is_each_commits_grep(odd_repo, e
             assert search.may_match(words, "-i" in spec.flags, search.Screen(data)), (expression, path)
 
 
-@pytest.mark.parametrize("expression, words", [
-    ("search(-F 'a.b|c')", (b"a.b|c",)),
-    ("search(-i -E 'TODO|Fixme')", (b"todo", b"fixme")),
-    ("search(-E 'agents\\.(create|resume)')", (b"agent",)),  # an alternation inside a group: the beginning
-    ("search(-E 'await approv(al|al\\.approver)\\.request\\(')", (b"await approv",)),
-    ("search(-E 'a(b|c)|d')", None),  # an alternation at the top level, one side a group
-    ("search(-E 'ab(c|d')", None),  # unbalanced: not read
-    ("search(-E 'ab[|]c')", None),  # a bracket expression: not read
-    ("search(-E 'ab\\|c|d')", None),  # an escaped bar: not read
-    ("search(-E 'await approv(al)')", (b"await approv",)),
-    ("search(-E 'Servic+e')", (b"Servi",)),  # `c+` may be one c: the letter before a quantifier is dropped
-    ("search('new [A-Z]')", (b"new ",)),
-    ("search('ab*c')", (b"a",)),
-    ("search('^## ')", None),
-    ("search(-E 'a||b')", None),  # an empty alternative matches every line
-    ("search(-i '待办')", None),  # case folding beyond ASCII is the locale's
-    ("search('待办')", ("待办".encode(),)),
-])
+@pytest.mark.parametrize(
+    "expression, words",
+    [
+        ("search(-F 'a.b|c')", (b"a.b|c",)),
+        ("search(-i -E 'TODO|Fixme')", (b"todo", b"fixme")),
+        ("search(-E 'agents\\.(create|resume)')", (b"agent",)),  # an alternation inside a group: the beginning
+        ("search(-E 'await approv(al|al\\.approver)\\.request\\(')", (b"await approv",)),
+        ("search(-E 'a(b|c)|d')", None),  # an alternation at the top level, one side a group
+        ("search(-E 'ab(c|d')", None),  # unbalanced: not read
+        ("search(-E 'ab[|]c')", None),  # a bracket expression: not read
+        ("search(-E 'ab\\|c|d')", None),  # an escaped bar: not read
+        ("search(-E 'await approv(al)')", (b"await approv",)),
+        ("search(-E 'Servic+e')", (b"Servi",)),  # `c+` may be one c: the letter before a quantifier is dropped
+        ("search('new [A-Z]')", (b"new ",)),
+        ("search('ab*c')", (b"a",)),
+        ("search('^## ')", None),
+        ("search(-E 'a||b')", None),  # an empty alternative matches every line
+        ("search(-i '待办')", None),  # case folding beyond ASCII is the locale's
+        ("search('待办')", ("待办".encode(),)),
+    ],
+)
 def test_the_screen_keeps_only_what_every_match_holds(expression, words):
     assert search.literals(searches.parse(expression)) == words
 
@@ -257,8 +281,10 @@ def test_a_trie_of_byte_strings_finds_where_one_of_them_is(sequences, data):
     assert found == any(s in data for s in sequences)
 
 
-@given(st.lists(st.text(alphabet="ab_-/\u00e9", min_size=1, max_size=4), min_size=1, max_size=8),
-       st.text(alphabet="ab_-/ A\u00e9", max_size=24))
+@given(
+    st.lists(st.text(alphabet="ab_-/\u00e9", min_size=1, max_size=4), min_size=1, max_size=8),
+    st.text(alphabet="ab_-/ A\u00e9", max_size=24),
+)
 def test_a_trie_of_words_matches_what_the_longest_first_alternation_matches(words, text):
     # The names pass wraps the words in whole-word tests: where a longer word is no whole
     # word, a shorter one at the same place must be tried next, as longest first does.
@@ -271,7 +297,10 @@ def test_a_trie_of_words_matches_what_the_longest_first_alternation_matches(word
 
 
 def test_a_trie_shares_beginnings_and_brackets_only_single_bytes():
-    assert search.alternation(["start", "snapshot", "seq", "op", "opts"], re.escape) == "(?:op(?:ts)?|s(?:eq|napshot|tart))"
+    assert (
+        search.alternation(["start", "snapshot", "seq", "op", "opts"], re.escape)
+        == "(?:op(?:ts)?|s(?:eq|napshot|tart))"
+    )
     assert search.alternation(["ab", "ac"], re.escape) == "a[bc]"
     # git greps these as bytes (the C locale): a bracket of two-byte characters would match one byte.
     assert search.alternation(["x\u00e9", "x\u00e8"], re.escape) == "x(?:\u00e8|\u00e9)"
@@ -283,18 +312,19 @@ def test_the_folding_characters_regex_is_the_list_of_them():
     assert search._FOLDING_PERL.count("|") < len(search._FOLDING) - 1  # brackets, not one alternative each
 
 
-@given(st.lists(st.text(alphabet="ab/.x", min_size=1, max_size=8), max_size=30),
-       st.lists(st.text(alphabet="ab/*x:!^?[]", max_size=8), max_size=3))
+@given(
+    st.lists(st.text(alphabet="ab/.x", min_size=1, max_size=8), max_size=30),
+    st.lists(st.text(alphabet="ab/*x:!^?[]", max_size=8), max_size=3),
+)
 def test_selecting_from_a_sorted_tree_by_literal_starts_selects_what_each_path_test_does(paths, specs):
     tree = sorted(set(paths))
     assert search.select(tree, tuple(specs)) == [p for p in tree if search.selected(p, tuple(specs))]
 
 
 @pytest.mark.parametrize("expression", SEARCHES + ["search(-i 'todo', 'src/**')", "search('x', ':!docs/**')"])
-def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_repo, expression, tmp_path,
-                                                                           monkeypatch):
-    from dshaudit.platform import cache
+def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_repo, expression, tmp_path, monkeypatch):
     from dshaudit.core.model import Pin
+    from dshaudit.platform import cache
 
     repository, (first, second) = odd_repo
     spec = searches.parse(expression)
@@ -318,14 +348,14 @@ def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_r
 
 
 @pytest.mark.parametrize("alone_from", [0, search._SCREEN_GROUP])  # each group its own process; small ones shared
-def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd_repo, tmp_path, monkeypatch,
-                                                                             alone_from):
+def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(
+    odd_repo, tmp_path, monkeypatch, alone_from
+):
     """grep_screened (git prints the lines with a literal) against screened (Python reads
     each file): the same files, but for binary ones, which a search skips anyway; a
     character that may fold to ASCII passes an -i search, as in the file read whole."""
-    from fixture_repo import _commit, _write, git
-
     from dshaudit.git.repository import DshRepository
+    from fixture_repo import _commit, _write, git
 
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     monkeypatch.setattr(search, "_SCREEN_GROUP", alone_from)
@@ -337,12 +367,17 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
     _write(root, "c.txt", "nothing to see\n")
     folded = _commit(root, "one", "2026-01-01T00:00:00Z", "one")
     cases = [(odd_repo[0], sha) for sha in odd_repo[1]] + [(DshRepository(root / ".git", str(root / ".git")), folded)]
-    specs = [searches.parse(e) for e in SEARCHES + ["search(-i 'kelvin')", "search('kelvin')", "search(-i -E 'x|network')"]]
+    specs = [
+        searches.parse(e) for e in SEARCHES + ["search(-i 'kelvin')", "search('kelvin')", "search(-i -E 'x|network')"]
+    ]
     specs = [s for s in specs if search.literals(s) is not None]
     for repository, sha in cases:
         snapshot = repository.snapshot(sha)
-        files = {p: e.blob_sha for p in snapshot.paths()
-                 if (e := snapshot.entry(p)) is not None and e.kind == "blob" and e.blob_sha}
+        files = {
+            p: e.blob_sha
+            for p in snapshot.paths()
+            if (e := snapshot.entry(p)) is not None and e.kind == "blob" and e.blob_sha
+        }
         text = {p for p, blob in files.items() if b"\0" not in snapshot.read(blob)[:8000]}
         # Searches want different files (as their pathspecs make them): a file is screened
         # for the literals of the searches that want it, in a process with the files wanted alike.
@@ -359,8 +394,9 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
             lines = snapshot.read(files[p]).split(b"\n")
             assert screen.lines[p] and all(lines[n - 1] == text for n, text in screen.lines[p]), p
         # The same files named COMMIT:PATH (history's places, of many commits at once): the same answer.
-        by_name = search.grep_screened({s: [f"{sha}:{p}" for p in ps] for s, ps in wanted.items()},
-                                       str(repository.repo.git_dir), None)
+        by_name = search.grep_screened(
+            {s: [f"{sha}:{p}" for p in ps] for s, ps in wanted.items()}, str(repository.repo.git_dir), None
+        )
         assert by_name is not None
         assert {s: {n.split(":", 1)[1] for n in names} for s, names in by_name.passed.items()} == by_git
         # The regular files listed in an index (`fileindex`), the others named as pathspecs: the same answer.
@@ -376,9 +412,9 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(odd
 def test_a_search_made_from_parts_reads_as_written_and_has_an_extended_form():
     made = searches.of(("-w", "-E"), "TODO|FIXME", ("*.ts", "*.tsx"))
     assert made == searches.parse("search(-w -E 'TODO|FIXME', '*.ts', '*.tsx')")
-    assert searches.of(("-F",), "it's").text == "search(-F \"it's\")"
+    assert searches.of(("-F",), "it's").text == 'search(-F "it\'s")'
     with pytest.raises(searches.SearchSyntaxError):
-        searches.of(("-F",), "it's \"quoted\"")
+        searches.of(("-F",), 'it\'s "quoted"')
     assert searches.extended(made) == "TODO|FIXME"
     assert searches.extended(searches.of(("-i", "-F"), "a.b(c)|d")) == r"a\.b\(c\)\|d"
     assert searches.extended(searches.of(("-i",), "a+b|c")) == r"a\+b\|c"  # a basic regex of plain characters
@@ -389,11 +425,38 @@ def test_a_search_made_from_parts_reads_as_written_and_has_an_extended_form():
 # -- which files changed, for a search derived from another commit ------------------------
 
 CHANGES_SPECS = [
-    (), ("a",), ("a/",), ("src/**",), ("**/*.ts",), ("*.md",), ("a?b/*",), ("src/*.ts",), ("a/c",),
-    ("src", ":!src/tests/**"), (":!docs/**",), (":^*.md", ":!a-b"), ("nowhere/",), ("docs/*", "*.ts"),
-    ("[ab]/*",), ("[^a]*",), ("[!a]*",), ("src/[[:alpha:]]*.ts",), ("*",), ("a*",), ("[x].ts",), ("[]x]*",),
-    ("*[[:digit:]]*",), ("[[:upper:]]*",), ("[a-c]/*",), ("[c-a]*",), ("[-a]*",), ("[a-]*",), ("a[b",),
-    ("[[:nope:]]*",), ("[[:alpha]*",), ("docs/[!z]*", ":![[:lower:]]*.md"),
+    (),
+    ("a",),
+    ("a/",),
+    ("src/**",),
+    ("**/*.ts",),
+    ("*.md",),
+    ("a?b/*",),
+    ("src/*.ts",),
+    ("a/c",),
+    ("src", ":!src/tests/**"),
+    (":!docs/**",),
+    (":^*.md", ":!a-b"),
+    ("nowhere/",),
+    ("docs/*", "*.ts"),
+    ("[ab]/*",),
+    ("[^a]*",),
+    ("[!a]*",),
+    ("src/[[:alpha:]]*.ts",),
+    ("*",),
+    ("a*",),
+    ("[x].ts",),
+    ("[]x]*",),
+    ("*[[:digit:]]*",),
+    ("[[:upper:]]*",),
+    ("[a-c]/*",),
+    ("[c-a]*",),
+    ("[-a]*",),
+    ("[a-]*",),
+    ("a[b",),
+    ("[[:nope:]]*",),
+    ("[[:alpha]*",),
+    ("docs/[!z]*", ":![[:lower:]]*.md"),
 ]
 
 
@@ -406,15 +469,41 @@ def test_the_files_a_search_derives_anew_are_those_git_diff_tree_gives_for_its_p
     root = tmp_path / "changes"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    paths = ["a.md", "a-b/x.ts", "a/b.ts", "a/c/d.md", "a/cd.ts", "aXb/y.ts", "b/z.ts", "src/x.ts", "src/tests/y.ts",
-             "src/deep/er/w.ts", "docs/z.md", "docs/sub/q.ts", "top.ts", "c.md"]
+    paths = [
+        "a.md",
+        "a-b/x.ts",
+        "a/b.ts",
+        "a/c/d.md",
+        "a/cd.ts",
+        "aXb/y.ts",
+        "b/z.ts",
+        "src/x.ts",
+        "src/tests/y.ts",
+        "src/deep/er/w.ts",
+        "docs/z.md",
+        "docs/sub/q.ts",
+        "top.ts",
+        "c.md",
+    ]
     for p in paths:
         _write(root, p, f"{p} one\n")
     first = _commit(root, "one", "2026-01-01T00:00:00Z", "one")
     for p in paths[::2]:
         _write(root, p, f"{p} two\n")
-    for p in ("a/c/new.md", "src/tests/new.ts", "docs/new.ts", "new.md", "[x].ts", "x.ts", "]y.md", "-z.ts", "A9.md",
-              "a[b", "[c.md", ":x.md"):
+    for p in (
+        "a/c/new.md",
+        "src/tests/new.ts",
+        "docs/new.ts",
+        "new.md",
+        "[x].ts",
+        "x.ts",
+        "]y.md",
+        "-z.ts",
+        "A9.md",
+        "a[b",
+        "[c.md",
+        ":x.md",
+    ):
         _write(root, p, "new\n")
     for p in ("b/z.ts", "docs/z.md"):
         (root / p).unlink()
@@ -423,10 +512,23 @@ def test_the_files_a_search_derives_anew_are_those_git_diff_tree_gives_for_its_p
     wanted = {searches.parse("search('x'" + "".join(f", '{p}'" for p in specs) + ")"): first for specs in CHANGES_SPECS}
     changed = search._changes(wanted, git_dir, second)
     for spec, base in wanted.items():
-        out = git(root, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", base, second, "--",
-                  *search._git_pathspecs(spec.pathspecs))
+        out = git(
+            root,
+            "diff-tree",
+            "-r",
+            "-z",
+            "--raw",
+            "--no-renames",
+            "--no-abbrev",
+            base,
+            second,
+            "--",
+            *search._git_pathspecs(spec.pathspecs),
+        )
         fields = out.split("\0")
-        expected = [(path, meta.split(" ")[1], meta.split(" ")[3]) for meta, path in zip(fields[0::2], fields[1::2]) if meta]
+        expected = [
+            (path, meta.split(" ")[1], meta.split(" ")[3]) for meta, path in zip(fields[0::2], fields[1::2]) if meta
+        ]
         assert changed[spec] == expected, spec.pathspecs
     assert any(changed.values()) and not all(changed[s] == changed[next(iter(wanted))] for s in wanted)
 
@@ -436,8 +538,12 @@ _word = st.text("abAB_ ", min_size=1, max_size=4)
 
 
 @settings(max_examples=150, deadline=None)
-@given(mode=st.sampled_from(["-F", "-E", "basic"]), flags=st.sets(st.sampled_from(["-i", "-w"])),
-       words=st.lists(_word, min_size=1, max_size=3), lines=st.lists(_line, min_size=1, max_size=12))
+@given(
+    mode=st.sampled_from(["-F", "-E", "basic"]),
+    flags=st.sets(st.sampled_from(["-i", "-w"])),
+    words=st.lists(_word, min_size=1, max_size=3),
+    lines=st.lists(_line, min_size=1, max_size=12),
+)
 @example(mode="-E", flags={"-w"}, words=["ab", "ab_x"], lines=["ab_xy ab", "ab_x", "xab ab_x"])
 @example(mode="-E", flags={"-w", "-i"}, words=["a", "ab"], lines=["ab-", "Aba a", "b_A"])
 @example(mode="-E", flags={"-w"}, words=["a", "a b"], lines=["a bc", "a b"])  # git never tries `a` at 0
@@ -453,8 +559,12 @@ def test_a_search_of_plain_words_matches_the_lines_git_grep_matches(mode, flags,
     folder = tmp_path_factory.mktemp("lines")
     (folder / "f").write_bytes(b"".join(line.encode() + b"\n" for line in lines))
     command, *options = search._grep_args(asked)
-    proc = subprocess.run(["git", *search._FIXED_CONFIG, command, "--no-index", *options, "--", "f"], cwd=folder,
-                          capture_output=True, env={**os.environ, "LC_ALL": "C.UTF-8"})
+    proc = subprocess.run(
+        ["git", *search._FIXED_CONFIG, command, "--no-index", *options, "--", "f"],
+        cwd=folder,
+        capture_output=True,
+        env={**os.environ, "LC_ALL": "C.UTF-8"},
+    )
     assert proc.returncode in (0, 1), proc.stderr
     by_git = [int(record.split(b"\0")[1]) for record in proc.stdout.split(b"\n") if record]
     answers = [found(line.encode()) for line in lines]

@@ -62,7 +62,7 @@ def exit_code_list(text: str) -> dict[int, str]:
     first = next(line for line in lines[1:] if line.strip())  # after "Usage: ..."
     assert indent == len(first) - len(first.lstrip()), f"heading not aligned with the help: {lines[at]!r}"
     items: dict[int, str] = {}
-    for line in lines[at + 1:]:
+    for line in lines[at + 1 :]:
         if not line.strip():
             break
         m = re.fullmatch(r"(\s*)(\d+)\s{2,}(\S.*)", line)
@@ -75,15 +75,21 @@ def exit_code_list(text: str) -> dict[int, str]:
 def test_help_teaches(workspace):
     run = run_cli("--help")
     assert "dshaudit check" in run.stdout and "dshaudit show" in run.stdout
-    from dshaudit.core import errors
     from dshaudit.cli import main
+    from dshaudit.core import errors
 
     for name in main.commands:
         codes = exit_code_list(run_cli(name, "--help").stdout)
-        assert list(codes) == [errors.EXIT_OK, errors.EXIT_FAILED, errors.EXIT_USAGE, errors.EXIT_REPO,
-                               errors.EXIT_INTERNAL], name
-        assert codes[errors.EXIT_REPO] == ("the DSH repository is unusable (missing SHA, shallow clone, "
-                                           "unreachable URL)"), name
+        assert list(codes) == [
+            errors.EXIT_OK,
+            errors.EXIT_FAILED,
+            errors.EXIT_USAGE,
+            errors.EXIT_REPO,
+            errors.EXIT_INTERNAL,
+        ], name
+        assert codes[errors.EXIT_REPO] == (
+            "the DSH repository is unusable (missing SHA, shallow clone, unreachable URL)"
+        ), name
         assert codes[errors.EXIT_INTERNAL].startswith("internal error"), name
 
 

@@ -5,12 +5,12 @@ idiom of a fence beside a `Source:` line, and documents checked at a later pin."
 from __future__ import annotations
 
 import pytest
-from conftest import extend_fixture, run_cli
-from fixture_repo import CONTEXT_V2
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import extend_fixture, run_cli
 from dshaudit.documents.grammar import find_citations
+from fixture_repo import CONTEXT_V2
 
 CONTEXT = "vendor/cordis/src/context.ts"
 
@@ -59,11 +59,21 @@ LATER = CONTEXT_V2.replace("export class Context {\n", "/**\n * The root.\n */\n
 @pytest.fixture
 def docs_repo(workspace, fixture_repo, tmp_path, monkeypatch):
     """The fixture, plus docs at commit `docs`, plus a commit `later` that moves the cited code."""
-    extend_fixture(workspace, fixture_repo, tmp_path, monkeypatch, ("docs", {
-        "docs/guide/deep/page.md": PAGE,
-        "docs/catalog.md": CATALOG,
-        "packages/core/README.md": "See [the constructor](../../vendor/cordis/src/context.ts#L15).\n",
-    }), ("later", {CONTEXT: LATER}))
+    extend_fixture(
+        workspace,
+        fixture_repo,
+        tmp_path,
+        monkeypatch,
+        (
+            "docs",
+            {
+                "docs/guide/deep/page.md": PAGE,
+                "docs/catalog.md": CATALOG,
+                "packages/core/README.md": "See [the constructor](../../vendor/cordis/src/context.ts#L15).\n",
+            },
+        ),
+        ("later", {CONTEXT: LATER}),
+    )
     return workspace
 
 
@@ -85,7 +95,8 @@ def test_relative_links_resolve_from_the_documents_own_folder(docs_repo):
     doc = tree_check("--tree-docs", "docs:docs")
     page = by_line(doc, "docs/guide/deep/page.md")
     assert [(c["target"]["path"], c["target"]["lines"], c["form"]) for c in page[3]] == [
-        (CONTEXT, "17", "relative-link")]
+        (CONTEXT, "17", "relative-link")
+    ]
     assert [c["target"]["lines"] for c in page[4]] == ["18-19"]
     assert [c["target"]["lines"] for c in page[5]] == ["18-19"]
     assert 6 not in page and 7 not in page  # a whole file, a heading, another page: links
@@ -138,12 +149,15 @@ def test_documents_checked_at_a_later_pin_say_what_moved(docs_repo):
     assert by_line(at_own, "docs/guide/deep/page.md")[3][0]["status"] == "ok"
 
 
-@pytest.mark.parametrize("spec, said", [
-    ("nosuchpin:docs", "--tree-docs PIN"),
-    ("docs:nowhere", "no Markdown file there"),
-    ("docs:../x", "'.' and '..' are not allowed"),
-    (":docs", "expected PIN[:DIR]"),
-])
+@pytest.mark.parametrize(
+    "spec, said",
+    [
+        ("nosuchpin:docs", "--tree-docs PIN"),
+        ("docs:nowhere", "no Markdown file there"),
+        ("docs:../x", "'.' and '..' are not allowed"),
+        (":docs", "expected PIN[:DIR]"),
+    ],
+)
 def test_bad_tree_docs_are_one_line_errors(docs_repo, spec, said):
     run = run_cli("check", "--tree-docs", spec)
     assert run.exit_code == 2 and said in run.stderr, run.stderr
@@ -153,15 +167,23 @@ def test_bad_tree_docs_are_one_line_errors(docs_repo, spec, said):
 def test_a_finding_states_the_docs_figures_as_claims(docs_repo):
     from conftest import write_findings
 
-    write_findings(docs_repo, "`claim: tree-docs('docs').count == 7`\n"
-                              "`claim: tree-docs('docs').documents == 3`\n"
-                              "`claim: tree-docs('docs').failing_documents == [docs/catalog.md, docs/guide/deep/page.md]`\n"
-                              "`claim: tree-docs('docs', 'later').moved_since >= 1`\n"
-                              "`claim: tree-docs('docs:docs').held == tree`\n", pin="docs")
+    write_findings(
+        docs_repo,
+        "`claim: tree-docs('docs').count == 7`\n"
+        "`claim: tree-docs('docs').documents == 3`\n"
+        "`claim: tree-docs('docs').failing_documents == [docs/catalog.md, docs/guide/deep/page.md]`\n"
+        "`claim: tree-docs('docs', 'later').moved_since >= 1`\n"
+        "`claim: tree-docs('docs:docs').held == tree`\n",
+        pin="docs",
+    )
     run = run_cli("check", "--format", "json")
     got = [(c["status"], c.get("measured")) for c in run.json["claims"]]
-    assert got[:4] == [("confirmed", 7), ("confirmed", 3),
-                       ("confirmed", ["docs/catalog.md", "docs/guide/deep/page.md"]), ("confirmed", got[3][1])]
+    assert got[:4] == [
+        ("confirmed", 7),
+        ("confirmed", 3),
+        ("confirmed", ["docs/catalog.md", "docs/guide/deep/page.md"]),
+        ("confirmed", got[3][1]),
+    ]
     assert got[4] == ("contradicted", 5)  # 5 of the 7 hold: the link out of the tree and line 4 do not
     again = run_cli("check", "--format", "json")  # from the cache: the same figures
     assert [(c["status"], c.get("measured")) for c in again.json["claims"]] == got
@@ -183,12 +205,15 @@ def test_relative_links_never_raise_and_never_leave_the_tree_unflagged(text, bas
             assert raw.lines
 
 
-@pytest.mark.parametrize("link, base, path, lines", [
-    ("[a](../x.ts#L3)", "docs", "x.ts", [(3, 3)]),
-    ("[a](./y/x.ts#L3-L9)", "docs", "docs/y/x.ts", [(3, 9)]),
-    ("[a](<../../p/x.ts#L3-9>)", "docs/sub", "p/x.ts", [(3, 9)]),
-    ('[a](../x.ts#L3 "title")', "docs", "x.ts", [(3, 3)]),
-])
+@pytest.mark.parametrize(
+    "link, base, path, lines",
+    [
+        ("[a](../x.ts#L3)", "docs", "x.ts", [(3, 3)]),
+        ("[a](./y/x.ts#L3-L9)", "docs", "docs/y/x.ts", [(3, 9)]),
+        ("[a](<../../p/x.ts#L3-9>)", "docs/sub", "p/x.ts", [(3, 9)]),
+        ('[a](../x.ts#L3 "title")', "docs", "x.ts", [(3, 3)]),
+    ],
+)
 def test_relative_link_forms(link, base, path, lines):
     (raw,) = find_citations(link, link_base=base)
     assert (raw.path, [(r.start, r.end) for r in raw.lines], raw.problem) == (path, lines, None)

@@ -19,7 +19,10 @@ def test_mypy_finds_no_errors() -> None:
     pytest.importorskip("mypy", reason="mypy is not installed; pip install '.[test]' brings it")
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", "src"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import extend_fixture, run_cli, write_findings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dshaudit.documents.grammar import find_citations
+from conftest import extend_fixture, run_cli, write_findings
 from dshaudit.core.model import LineRange
+from dshaudit.documents.grammar import find_citations
 
 WEB = "https://example.invalid/dsh"  # the fixture config's upstream URL
 CONTEXT = "vendor/cordis/src/context.ts"
@@ -34,24 +34,40 @@ def one(text: str):
 # -- the forms ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, form, path, lines, symbol, pin", [
-    (f"{WEB}/blob/{'a' * 40}/{CONTEXT}#L75-L77", "permalink", CONTEXT, [(75, 77)], None, "a" * 40),
-    (f"{WEB}/blob/v1/{CONTEXT}#L14", "permalink", CONTEXT, [(14, 14)], None, "v1"),
-    (f"{WEB}/raw/main/{CONTEXT}?plain=1#L3", "permalink", CONTEXT, [(3, 3)], None, "main"),
-    (f"see {CONTEXT} (line 12)", "line-phrase", CONTEXT, [(12, 12)], None, None),
-    (f"see `{CONTEXT}` (lines 10–20)", "line-phrase", CONTEXT, [(10, 20)], None, None),
-    (f"{CONTEXT}, lines 10-20, shows", "line-phrase", CONTEXT, [(10, 20)], None, None),
-    (f"{CONTEXT} L10-L20", "line-phrase", CONTEXT, [(10, 20)], None, None),
-    (f"`{AGENT}`（第 170–190 行）", "line-phrase", AGENT, [(170, 190)], None, None),
-    (f"{AGENT}（第 35–78、240–345 行）", "line-phrase", AGENT, [(35, 78), (240, 345)], None, None),
-    ("`agent/src/index.ts:AgentRegistry.setFactory`", "symbol", "agent/src/index.ts", [], "AgentRegistry.setFactory", None),
-    (f"{CONTEXT}:14", "canonical", CONTEXT, [(14, 14)], None, None),
-    (f"see `{CONTEXT}#L128-L136`", "line-fragment", CONTEXT, [(128, 136)], None, None),
-    (f"{CONTEXT}#L7@v1.", "line-fragment", CONTEXT, [(7, 7)], None, "v1"),
-])
+@pytest.mark.parametrize(
+    "text, form, path, lines, symbol, pin",
+    [
+        (f"{WEB}/blob/{'a' * 40}/{CONTEXT}#L75-L77", "permalink", CONTEXT, [(75, 77)], None, "a" * 40),
+        (f"{WEB}/blob/v1/{CONTEXT}#L14", "permalink", CONTEXT, [(14, 14)], None, "v1"),
+        (f"{WEB}/raw/main/{CONTEXT}?plain=1#L3", "permalink", CONTEXT, [(3, 3)], None, "main"),
+        (f"see {CONTEXT} (line 12)", "line-phrase", CONTEXT, [(12, 12)], None, None),
+        (f"see `{CONTEXT}` (lines 10–20)", "line-phrase", CONTEXT, [(10, 20)], None, None),
+        (f"{CONTEXT}, lines 10-20, shows", "line-phrase", CONTEXT, [(10, 20)], None, None),
+        (f"{CONTEXT} L10-L20", "line-phrase", CONTEXT, [(10, 20)], None, None),
+        (f"`{AGENT}`（第 170–190 行）", "line-phrase", AGENT, [(170, 190)], None, None),
+        (f"{AGENT}（第 35–78、240–345 行）", "line-phrase", AGENT, [(35, 78), (240, 345)], None, None),
+        (
+            "`agent/src/index.ts:AgentRegistry.setFactory`",
+            "symbol",
+            "agent/src/index.ts",
+            [],
+            "AgentRegistry.setFactory",
+            None,
+        ),
+        (f"{CONTEXT}:14", "canonical", CONTEXT, [(14, 14)], None, None),
+        (f"see `{CONTEXT}#L128-L136`", "line-fragment", CONTEXT, [(128, 136)], None, None),
+        (f"{CONTEXT}#L7@v1.", "line-fragment", CONTEXT, [(7, 7)], None, "v1"),
+    ],
+)
 def test_every_form_parses_into_one_model(text, form, path, lines, symbol, pin):
     c = one(text)
-    assert (c.form, c.path, c.lines, c.symbol, c.pin) == (form, path, tuple(LineRange(a, b) for a, b in lines), symbol, pin)
+    assert (c.form, c.path, c.lines, c.symbol, c.pin) == (
+        form,
+        path,
+        tuple(LineRange(a, b) for a, b in lines),
+        symbol,
+        pin,
+    )
 
 
 def test_quoted_code_after_a_path_is_text_expected_in_the_file():
@@ -64,22 +80,32 @@ def test_quoted_code_after_a_path_is_text_expected_in_the_file():
 def test_lines_alone_after_a_citation_continue_its_file():
     found = find_citations(f"`{AGENT}:17@v1`, and the interface `:2-4`. ", WEB)
     assert [(c.form, c.path, c.lines, c.pin) for c in found] == [
-        ("canonical", AGENT, (LineRange(17, 17),), "v1"), ("continuation", AGENT, (LineRange(2, 4),), "v1")]
+        ("canonical", AGENT, (LineRange(17, 17),), "v1"),
+        ("continuation", AGENT, (LineRange(2, 4),), "v1"),
+    ]
     chinese = find_citations(f"定义于 `{AGENT}`（第 17–19 行），工厂接口见 `:2`。", WEB)
     assert [(c.form, c.lines) for c in chinese][1] == ("continuation", (LineRange(2, 2),))
     # Not across a sentence, not in other code, not a time or a ratio.
-    for text in (f"`{AGENT}:17`. Then `:2` is", f"`{AGENT}:17` and `a ? b :2`", f"`{AGENT}:17` at 10:30",
-                 f"`{AGENT}:17`, ratio 3:2", f"{AGENT}:17 and :2.5 more"):
+    for text in (
+        f"`{AGENT}:17`. Then `:2` is",
+        f"`{AGENT}:17` and `a ? b :2`",
+        f"`{AGENT}:17` at 10:30",
+        f"`{AGENT}:17`, ratio 3:2",
+        f"{AGENT}:17 and :2.5 more",
+    ):
         assert [c.form for c in find_citations(text, WEB)] == ["canonical"], text
 
 
-@pytest.mark.parametrize("text", [
-    f"{WEB}/blob/v1/{CONTEXT}",  # a whole file: a link, not lines
-    "https://elsewhere.invalid/blob/v1/a/b.ts#L3",  # not DSH
-    "see [the design](design.md) and docs/x.md for more",
-    f"{CONTEXT}: nothing",
-    "the line 12 of nothing",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{WEB}/blob/v1/{CONTEXT}",  # a whole file: a link, not lines
+        "https://elsewhere.invalid/blob/v1/a/b.ts#L3",  # not DSH
+        "see [the design](design.md) and docs/x.md for more",
+        f"{CONTEXT}: nothing",
+        "the line 12 of nothing",
+    ],
+)
 def test_links_and_prose_are_not_citations(text):
     assert find_citations(text, WEB) == []
 
@@ -95,18 +121,24 @@ def test_the_grammar_never_raises(text):
 
 def test_permalinks_at_a_commit_a_branch_and_a_missing_commit(workspace, fixture_repo):
     v1 = fixture_repo.shas["v1"]
-    body = (f"Held: {WEB}/blob/{v1}/{CONTEXT}#L14 → `this.fiber`\n"
-            f"Short: {WEB}/blob/{v1[:10]}/{CONTEXT}#L14 → `this.fiber`\n"
-            f"Branch: {WEB}/blob/main/{CONTEXT}#L17 → `this.fiber`\n"
-            f"Missing: {WEB}/blob/{'b' * 40}/{CONTEXT}#L14\n")
+    body = (
+        f"Held: {WEB}/blob/{v1}/{CONTEXT}#L14 → `this.fiber`\n"
+        f"Short: {WEB}/blob/{v1[:10]}/{CONTEXT}#L14 → `this.fiber`\n"
+        f"Branch: {WEB}/blob/main/{CONTEXT}#L17 → `this.fiber`\n"
+        f"Missing: {WEB}/blob/{'b' * 40}/{CONTEXT}#L14\n"
+    )
     got = verdicts(workspace, body)
     assert [(c["form"], c["status"]) for c in got] == [
-        ("permalink", "ok"), ("permalink", "ok"), ("permalink", "unpinned"), ("permalink", "unknown_pin")]
+        ("permalink", "ok"),
+        ("permalink", "ok"),
+        ("permalink", "unpinned"),
+        ("permalink", "unknown_pin"),
+    ]
     assert got[0]["resolved"]["sha"] == v1 and got[1]["resolved"]["sha"] == v1
     assert "branch main" in got[2]["message"] and got[2]["resolved"]["sha"] == fixture_repo.shas["v3"]
     assert "b" * 40 in got[3]["message"] and "not in the DSH clone" in got[3]["message"]
     assert run_cli("check").exit_code == 1  # the missing commit fails; the branch only warns
-    assert run_cli("check", f"--pin=v1").exit_code == 1
+    assert run_cli("check", "--pin=v1").exit_code == 1
 
 
 # -- paths as people abbreviate them --------------------------------------------------------------
@@ -115,11 +147,20 @@ def test_permalinks_at_a_commit_a_branch_and_a_missing_commit(workspace, fixture
 @pytest.fixture
 def twins(workspace, fixture_repo, tmp_path, monkeypatch):
     """The fixture plus two files that share a tail (`src/util.ts`), pinned as `twins`."""
-    extend_fixture(workspace, fixture_repo, tmp_path, monkeypatch, ("twins", {
-        "packages/a/src/util.ts": "export const a = 'alpha'\n",
-        "packages/b/src/util.ts": "export const b = 'beta'\n",
-        "packages/b/src/other.ts": "export const other = 1\n",
-    }))
+    extend_fixture(
+        workspace,
+        fixture_repo,
+        tmp_path,
+        monkeypatch,
+        (
+            "twins",
+            {
+                "packages/a/src/util.ts": "export const a = 'alpha'\n",
+                "packages/b/src/util.ts": "export const b = 'beta'\n",
+                "packages/b/src/other.ts": "export const other = 1\n",
+            },
+        ),
+    )
     return workspace
 
 
@@ -130,9 +171,12 @@ def test_an_abbreviated_path_resolves_by_its_unique_tail(workspace):
 
 
 def test_several_candidates_are_ambiguous_unless_the_section_names_one(twins):
-    write_findings(twins, "# One\n\n`src/util.ts:1` → `export const`\n\n"
-                          "# Two\n\nSee `packages/b/src/other.ts:1` → `other`.\n\nThen `src/util.ts:1` → `beta`.\n",
-                   pin="twins")
+    write_findings(
+        twins,
+        "# One\n\n`src/util.ts:1` → `export const`\n\n"
+        "# Two\n\nSee `packages/b/src/other.ts:1` → `other`.\n\nThen `src/util.ts:1` → `beta`.\n",
+        pin="twins",
+    )
     got = run_cli("check", "--format", "json").json["citations"]
     assert [c["status"] for c in got] == ["ambiguous_path", "ok", "ok"]
     assert "packages/a/src/util.ts, packages/b/src/util.ts" in got[0]["message"]
@@ -163,15 +207,21 @@ def test_a_sentence_naming_nothing_checkable_gives_no_verdict(workspace):
 
 
 def test_names_of_the_sentence_and_a_key_that_holds_the_line(workspace):
-    got = verdicts(workspace, "The default `maxDepth` is set here (`packages/core/agent/src/index.ts:7`).\n"
-                              "The default `maxDepth` is not here (`packages/core/agent/src/index.ts:10`).\n"
-                              "TypeScript is a `devDependencies` entry (`package.json:5`).\n")
+    got = verdicts(
+        workspace,
+        "The default `maxDepth` is set here (`packages/core/agent/src/index.ts:7`).\n"
+        "The default `maxDepth` is not here (`packages/core/agent/src/index.ts:10`).\n"
+        "TypeScript is a `devDependencies` entry (`package.json:5`).\n",
+    )
     assert [c["status"] for c in got] == ["ok", "suspect", "ok"]
 
 
 def test_a_block_headed_by_a_citation_is_its_anchor(workspace):
-    got = verdicts(workspace, f"// {CONTEXT}:14\nthis.fiber = new Fiber(self, {{}}, Object.create(null), null, () => [])\n\n"
-                              f"// {CONTEXT}:15\nthis.fiber = new Fiber(self, {{}}, Object.create(null), null, () => [])\n")
+    got = verdicts(
+        workspace,
+        f"// {CONTEXT}:14\nthis.fiber = new Fiber(self, {{}}, Object.create(null), null, () => [])\n\n"
+        f"// {CONTEXT}:15\nthis.fiber = new Fiber(self, {{}}, Object.create(null), null, () => [])\n",
+    )
     assert [c["status"] for c in got] == ["ok", "suspect"]
     assert "starts near line 14" in got[1]["message"]
 
@@ -188,14 +238,17 @@ def test_a_doc_comment_belongs_to_its_declaration(workspace, fixture_repo):
     assert got["status"] == "ok", got["message"]
 
 
-@pytest.mark.parametrize("cited, status, said", [
-    (f"{AGENT}:13", "suspect", "line 13, where the citation starts, is blank"),
-    (f"{AGENT}:21", "suspect", "line 21, where the citation starts, is only `}`"),
-    (f"{AGENT}:19-22", "suspect", "line 21 closes a bracket opened before the cited lines"),
-    (f"{AGENT}:17-21", "ok", ""),
-    (f"{CONTEXT}:19-21", "suspect", "where the citation starts, is only `}`"),
-    (f"{AGENT}:22-24", "suspect", ""),  # a closing line, then a blank: the numbers came from another version
-])
+@pytest.mark.parametrize(
+    "cited, status, said",
+    [
+        (f"{AGENT}:13", "suspect", "line 13, where the citation starts, is blank"),
+        (f"{AGENT}:21", "suspect", "line 21, where the citation starts, is only `}`"),
+        (f"{AGENT}:19-22", "suspect", "line 21 closes a bracket opened before the cited lines"),
+        (f"{AGENT}:17-21", "ok", ""),
+        (f"{CONTEXT}:19-21", "suspect", "where the citation starts, is only `}`"),
+        (f"{AGENT}:22-24", "suspect", ""),  # a closing line, then a blank: the numbers came from another version
+    ],
+)
 def test_lines_nobody_would_cite_from_this_version_are_suspect(workspace, cited, status, said):
     (got,) = verdicts(workspace, f"The registry is kept here ({cited}).\n")
     assert got["status"] == status, got["message"]
@@ -211,15 +264,24 @@ def test_a_first_line_that_closes_what_came_before_is_a_start(workspace, fixture
 
 
 GUIDE = "docs/guide.md"
-GUIDE_TEXT = "".join(f"{line}\n" for line in [
-    "# Guide", "", "Sessions start empty.", "Each turn appends events to the log.",
-    "Compaction replaces old turns with a checkpoint summary.", "",
-    "Persistence writes every session as JSONL, one event per line.",
-    "Recovery tolerates a torn tail after a crash.",
-    "Providers run out of process when configured so.", "",
-    "Sandboxes restrict writes to the workspace roots.", "Reads pass through untouched.",
-    *(f"Nothing more in paragraph {n}." for n in range(40)),  # a file of realistic length: rare words weigh more
-])
+GUIDE_TEXT = "".join(
+    f"{line}\n"
+    for line in [
+        "# Guide",
+        "",
+        "Sessions start empty.",
+        "Each turn appends events to the log.",
+        "Compaction replaces old turns with a checkpoint summary.",
+        "",
+        "Persistence writes every session as JSONL, one event per line.",
+        "Recovery tolerates a torn tail after a crash.",
+        "Providers run out of process when configured so.",
+        "",
+        "Sandboxes restrict writes to the workspace roots.",
+        "Reads pass through untouched.",
+        *(f"Nothing more in paragraph {n}." for n in range(40)),  # a file of realistic length: rare words weigh more
+    ]
+)
 
 
 @pytest.fixture
@@ -229,16 +291,20 @@ def guide(workspace, fixture_repo, tmp_path, monkeypatch):
     return workspace
 
 
-@pytest.mark.parametrize("line, status, said", [
-    (7, "ok", ""),
-    (4, "ok", ""),  # it holds `events`: a line that shares a word with the sentence is never moved
-    (8, "suspect", "the words of its sentence are not on the cited lines but 1 line above"),
-    (12, "suspect", "the words of its sentence are not on the cited lines but 5 lines above"),
-])
+@pytest.mark.parametrize(
+    "line, status, said",
+    [
+        (7, "ok", ""),
+        (4, "ok", ""),  # it holds `events`: a line that shares a word with the sentence is never moved
+        (8, "suspect", "the words of its sentence are not on the cited lines but 1 line above"),
+        (12, "suspect", "the words of its sentence are not on the cited lines but 5 lines above"),
+    ],
+)
 def test_the_words_of_the_sentence_find_lines_that_moved(guide, line, status, said):
     # No code-like name in the sentence; its plain words stand on line 7.
-    (got,) = verdicts(guide, f"Every session is persisted as JSONL, one event per line ({GUIDE}:{line}).\n",
-                      "--pin", "guide")
+    (got,) = verdicts(
+        guide, f"Every session is persisted as JSONL, one event per line ({GUIDE}:{line}).\n", "--pin", "guide"
+    )
     assert got["status"] == status, got["message"]
     assert got["message"].startswith(said)
     if said:
@@ -248,8 +314,13 @@ def test_the_words_of_the_sentence_find_lines_that_moved(guide, line, status, sa
 @pytest.mark.parametrize("first, second, statuses", [(7, 8, ["ok", "ok"]), (8, 7, ["suspect", "suspect"])])
 def test_each_citation_of_a_sentence_is_judged_by_its_own_clause(guide, first, second, statuses):
     # The words before each citation are its own: swapped, each line holds only the other clause's words.
-    got = verdicts(guide, f"Each session is written as JSONL per event ({GUIDE}:{first}), and a torn tail after "
-                          f"a crash is tolerated on recovery ({GUIDE}:{second}).\n", "--pin", "guide")
+    got = verdicts(
+        guide,
+        f"Each session is written as JSONL per event ({GUIDE}:{first}), and a torn tail after "
+        f"a crash is tolerated on recovery ({GUIDE}:{second}).\n",
+        "--pin",
+        "guide",
+    )
     assert [c["status"] for c in got] == statuses, got
 
 
@@ -275,8 +346,10 @@ def test_a_quoted_citation_is_reported_never_failing(workspace):
 
 
 def test_quoted_code_must_stand_in_the_file(workspace):
-    got = verdicts(workspace, f"`{CONTEXT}`（`this.logger = new LoggerService(self)`）\n"
-                              f"`{CONTEXT}` (`this.logger = new ConsoleLogger()`)\n")
+    got = verdicts(
+        workspace,
+        f"`{CONTEXT}`（`this.logger = new LoggerService(self)`）\n`{CONTEXT}` (`this.logger = new ConsoleLogger()`)\n",
+    )
     assert [c["status"] for c in got] == ["ok", "content_mismatch"]
     assert got[0]["form"] == "quoted-code"
 

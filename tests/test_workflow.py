@@ -22,8 +22,8 @@ from pathlib import Path
 import click
 import pytest
 import yaml
-from conftest import REPO_ROOT
 
+from conftest import REPO_ROOT
 from dshaudit.cli import main
 from dshaudit.output.formats import FORMATS
 
@@ -82,7 +82,7 @@ def dshaudit_commands(script: str) -> list[list[str]]:
         for i, tok in enumerate(tokens):
             if tok == "dshaudit" and (i == 0 or tokens[i - 1] in _SHELL_STOP or tokens[i - 1] == "then"):
                 args = []
-                for t in tokens[i + 1:]:
+                for t in tokens[i + 1 :]:
                     if t in _SHELL_STOP or t.startswith((">", "2>")):
                         break
                     m = _EXPANSION_RE.match(t)
@@ -169,14 +169,20 @@ def test_every_dshaudit_command_in_the_action_is_accepted_by_the_cli():
 
 def test_the_checker_rejects_what_the_cli_would_reject():
     # The tests above are only as good as this: unknown commands, options and formats fail it.
-    for bad in (["chek"], ["check", "--formt", "sarif"], ["check", "--format", "pdf"],
-                ["lint", "--format", "pdf"], ["lint", "--strict=yes"],
-                ["check", "--output", "pdf=x"], ["lint", "--output", "x"]):
+    for bad in (
+        ["chek"],
+        ["check", "--formt", "sarif"],
+        ["check", "--format", "pdf"],
+        ["lint", "--format", "pdf"],
+        ["lint", "--strict=yes"],
+        ["check", "--output", "pdf=x"],
+        ["lint", "--output", "x"],
+    ):
         with pytest.raises(AssertionError):
             assert_accepted(bad)
     assert_accepted(["lint", "--", "--format"])  # after `--`, a path
-    assert dshaudit_commands('dshaudit check --format sarif > out.sarif || true') == [["check", "--format", "sarif"]]
-    assert dshaudit_commands('echo dshaudit lint') == []
+    assert dshaudit_commands("dshaudit check --format sarif > out.sarif || true") == [["check", "--format", "sarif"]]
+    assert dshaudit_commands("echo dshaudit lint") == []
     script = 'a=(--pin "$P")\nif x; then a+=(--format github); fi\nx=$(y)\ndshaudit check "${a[@]}" -- "${p[@]}"'
     assert dshaudit_commands(script) == [["check", "--pin", "$P", "--format", "github", "--"]]
 
@@ -229,8 +235,10 @@ def test_sarif_is_uploaded_even_when_check_fails_and_the_action_still_fails():
     assert action["outputs"]["exit-code"]["value"] == "${{ steps.run.outputs.exit-code }}"
     assert action["outputs"]["sarif-file"]["value"] == "${{ steps.run.outputs.sarif-file }}"
     upload = next(s for s in action_steps() if s.get("uses", "").startswith("github/codeql-action/upload-sarif@"))
-    assert upload["with"] == {"sarif_file": "${{ steps.run.outputs.sarif-file }}",
-                              "category": "${{ inputs.sarif-category }}"}
+    assert upload["with"] == {
+        "sarif_file": "${{ steps.run.outputs.sarif-file }}",
+        "category": "${{ inputs.sarif-category }}",
+    }
     assert "inputs.sarif == 'true'" in upload["if"]
     assert "steps.run.outputs.sarif-file != ''" in upload["if"]
     # A fork's pull request has a read-only token.
@@ -278,17 +286,27 @@ def run_script(tmp_path):
         for f in ("log", "output", "summary"):
             (tmp_path / f).write_text("")
         (tmp_path / "temp").mkdir(exist_ok=True)
-        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "RUNNER_TEMP": str(tmp_path / "temp"),
-               "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
-               "FAKE_LOG": str(tmp_path / "log")}
+        env = {
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "RUNNER_TEMP": str(tmp_path / "temp"),
+            "GITHUB_OUTPUT": str(tmp_path / "output"),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
+            "FAKE_LOG": str(tmp_path / "log"),
+        }
         given = {**defaults, **{k.replace("_", "-"): v for k, v in inputs.items() if not k.startswith("FAKE")}}
         for var, value in step["env"].items():
             m = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", value)
             if m:
                 env[var] = given[m.group(1)]
         env.update({k: v for k, v in inputs.items() if k.startswith("FAKE")})
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 0, proc.stderr  # the step never fails by itself
         outputs = dict(line.split("=", 1) for line in (tmp_path / "output").read_text().splitlines())
         calls = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()]
@@ -310,8 +328,15 @@ def test_action_script_lints_then_checks_once_with_every_output(run_script):
 
 
 def test_action_script_passes_pin_config_strict_and_plain_text(run_script):
-    calls, outputs, summary, _ = run_script(pin="rc2", config="ci/dshaudit.toml", strict="true", lint="false",
-                                            summary="false", annotations="false", paths="")
+    calls, outputs, summary, _ = run_script(
+        pin="rc2",
+        config="ci/dshaudit.toml",
+        strict="true",
+        lint="false",
+        summary="false",
+        annotations="false",
+        paths="",
+    )
     [check] = calls
     assert check[0] == "check" and check[-1] == "--"
     for pair in (["--pin", "rc2"], ["--config", "ci/dshaudit.toml"], ["--format", "text"]):
@@ -331,8 +356,9 @@ def test_action_script_keeps_the_exit_code_and_the_sarif_of_a_failing_check(run_
 
 
 def test_action_script_never_runs_what_an_input_holds(run_script, tmp_path):
-    calls, outputs, _, _ = run_script(paths='"$(touch pwned)" `touch pwned` ;touch pwned', pin="$(touch pwned)",
-                                      lint="false")
+    calls, outputs, _, _ = run_script(
+        paths='"$(touch pwned)" `touch pwned` ;touch pwned', pin="$(touch pwned)", lint="false"
+    )
     assert not (tmp_path / "pwned").exists()
     assert calls[0][-6:] == ["--", "$(touch pwned)", "`touch", "pwned`", ";touch", "pwned"]
     assert "$(touch pwned)" in calls[0]
@@ -367,5 +393,9 @@ def test_the_tests_run_on_every_supported_python():
     assert versions == ["3.11", "3.12", "3.13"]
     assert [s["run"] for s in job["steps"] if "run" in s] == ["bash .ci/run"]
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    said = {c.rsplit(" ", 1)[1] for c in project["classifiers"] if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)}
+    said = {
+        c.rsplit(" ", 1)[1]
+        for c in project["classifiers"]
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    }
     assert sorted(said) == versions and project["requires-python"] == ">=3.11"

@@ -5,21 +5,19 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from dshaudit.app import commands
-from dshaudit.core import errors
 from dshaudit.app.commands import Session
+from dshaudit.core import errors
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.errors import DshauditError
-from dshaudit.output.formats import FORMATS
-from dshaudit.output.formats import emit
-from dshaudit.output.formats import parse_outputs
+from dshaudit.output.formats import FORMATS, emit, parse_outputs
 from dshaudit.platform.textsafe import terminal_safe
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,10 +37,12 @@ Exit codes (the same for every command):
   4  internal error in dshaudit (a bug: please report it)
 """
 
-TREE_DOCS_HELP = ("Also take DSH's own Markdown under DIR (default docs; a folder or a glob such as "
-                  "'packages/**/README.md'), read from its tree at PIN and written at PIN: at another --pin, "
-                  "citations whose text moved or changed since PIN fail. Repeatable; without PATHS, only "
-                  "these documents.")
+TREE_DOCS_HELP = (
+    "Also take DSH's own Markdown under DIR (default docs; a folder or a glob such as "
+    "'packages/**/README.md'), read from its tree at PIN and written at PIN: at another --pin, "
+    "citations whose text moved or changed since PIN fail. Repeatable; without PATHS, only "
+    "these documents."
+)
 REPO_HELP = (
     "DSH clone: a path (bare or not) or a URL. Default: $DSH_REPO, else a clone of the "
     "upstream URL in the user cache directory, made on first use."
@@ -135,8 +135,7 @@ def main(quiet: bool, verbose: bool, no_cache: bool) -> None:
     """
     import gc
 
-    from dshaudit.platform import cache
-    from dshaudit.platform import ui
+    from dshaudit.platform import cache, ui
 
     # A run allocates many small objects that live to its end (verdicts,
     # diagnostics, syntax trees): the collector's default thresholds would
@@ -151,15 +150,29 @@ def main(quiet: bool, verbose: bool, no_cache: bool) -> None:
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
-@click.option("--pin", metavar="PIN", help=f"Check every citation at this pin instead of the file's own; @suffixes still win. {PIN_HELP}")
-@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP)
+@click.option(
+    "--pin",
+    metavar="PIN",
+    help=f"Check every citation at this pin instead of the file's own; @suffixes still win. {PIN_HELP}",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP
+)
 @click.option("--output", "outputs", multiple=True, metavar="FORMAT=PATH", help=OUTPUT_HELP)
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
 @click.option("--tree-docs", "tree_docs", multiple=True, metavar="PIN[:DIR]", help=TREE_DOCS_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
-def check(paths: tuple[Path, ...], repo: str | None, pin: str | None, fmt: str, outputs: tuple[str, ...],
-          strict: bool, tree_docs: tuple[str, ...], config_path: str | None) -> None:
+def check(
+    paths: tuple[Path, ...],
+    repo: str | None,
+    pin: str | None,
+    fmt: str,
+    outputs: tuple[str, ...],
+    strict: bool,
+    tree_docs: tuple[str, ...],
+    config_path: str | None,
+) -> None:
     """Verify every citation in PATHS (default: findings/).
 
     PATHS may be any Markdown document about DSH, anywhere: its configuration
@@ -182,8 +195,20 @@ def check(paths: tuple[Path, ...], repo: str | None, pin: str | None, fmt: str, 
 @main.command()
 @click.argument("citation")
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
-@click.option("--pin", metavar="PIN", help=f"Pin to read at when CITATION has no @PIN (default: the config's default_pin). {PIN_HELP}")
-@click.option("-C", "--context", "context_lines", type=click.IntRange(0, 200), default=3, show_default=True, help="Lines of context around each cited range.")
+@click.option(
+    "--pin",
+    metavar="PIN",
+    help=f"Pin to read at when CITATION has no @PIN (default: the config's default_pin). {PIN_HELP}",
+)
+@click.option(
+    "-C",
+    "--context",
+    "context_lines",
+    type=click.IntRange(0, 200),
+    default=3,
+    show_default=True,
+    help="Lines of context around each cited range.",
+)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
 def show(citation: str, repo: str | None, pin: str | None, context_lines: int, config_path: str | None) -> None:
@@ -200,8 +225,14 @@ def show(citation: str, repo: str | None, pin: str | None, context_lines: int, c
 @main.command()
 @click.argument("citation")
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
-@click.option("--pin", metavar="PIN", help=f"Pin to read at when CITATION has no @PIN (default: the config's default_pin). {PIN_HELP}")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option(
+    "--pin",
+    metavar="PIN",
+    help=f"Pin to read at when CITATION has no @PIN (default: the config's default_pin). {PIN_HELP}",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format."
+)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
 def cite(citation: str, repo: str | None, pin: str | None, fmt: str, config_path: str | None) -> None:
@@ -222,7 +253,9 @@ def cite(citation: str, repo: str | None, pin: str | None, fmt: str, config_path
 @main.command()
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
 @click.option("--pin", metavar="PIN", help=f"Pin to measure at (default: the config's default_pin). {PIN_HELP}")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format."
+)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @click.argument("ids", nargs=-1)
 @handle_errors
@@ -242,15 +275,42 @@ def facts(repo: str | None, pin: str | None, fmt: str, config_path: str | None, 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
-@click.option("--pin", "pins", metavar="PIN", multiple=True, help=f"Report at this pin (repeatable: the first is the main one, later ones add a status column each). Default: each file's own pin. {PIN_HELP}")
-@click.option("--since", metavar="PIN", help="Add the section \"Upstream changes since the pin\": what each commit from PIN to the report's pin did to the findings (as `dshaudit history`).")
-@click.option("--format", "fmt", type=click.Choice(["html", "markdown", "json"]), default="html", show_default=True, help="Output format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write here (atomically) instead of stdout.")
+@click.option(
+    "--pin",
+    "pins",
+    metavar="PIN",
+    multiple=True,
+    help=f"Report at this pin (repeatable: the first is the main one, later ones add a status column each). Default: each file's own pin. {PIN_HELP}",
+)
+@click.option(
+    "--since",
+    metavar="PIN",
+    help='Add the section "Upstream changes since the pin": what each commit from PIN to the report\'s pin did to the findings (as `dshaudit history`).',
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "markdown", "json"]),
+    default="html",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write here (atomically) instead of stdout."
+)
 @click.option("--tree-docs", "tree_docs", multiple=True, metavar="PIN[:DIR]", help=TREE_DOCS_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
-def report(paths: tuple[Path, ...], repo: str | None, pins: tuple[str, ...], since: str | None, fmt: str,
-           output: Path | None, tree_docs: tuple[str, ...], config_path: str | None) -> None:
+def report(
+    paths: tuple[Path, ...],
+    repo: str | None,
+    pins: tuple[str, ...],
+    since: str | None,
+    fmt: str,
+    output: Path | None,
+    tree_docs: tuple[str, ...],
+    config_path: str | None,
+) -> None:
     """Render the claims-versus-code report for PATHS (default: findings/).
 
     For each finding: every claim with the claimed and measured value and the
@@ -268,13 +328,30 @@ def report(paths: tuple[Path, ...], repo: str | None, pins: tuple[str, ...], sin
 @click.option("--from", "from_ref", required=True, metavar="PIN", help=f"The pin the walk starts from. {PIN_HELP}")
 @click.option("--to", "to_ref", required=True, metavar="PIN", help="The pin it ends at; a descendant of --from.")
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "html", "markdown"]), default="text", show_default=True, help="Output format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write here (atomically) instead of stdout.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "html", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write here (atomically) instead of stdout."
+)
 @click.option("--tree-docs", "tree_docs", multiple=True, metavar="PIN[:DIR]", help=TREE_DOCS_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
-def history(paths: tuple[Path, ...], from_ref: str, to_ref: str, repo: str | None, fmt: str, output: Path | None,
-            tree_docs: tuple[str, ...], config_path: str | None) -> None:
+def history(
+    paths: tuple[Path, ...],
+    from_ref: str,
+    to_ref: str,
+    repo: str | None,
+    fmt: str,
+    output: Path | None,
+    tree_docs: tuple[str, ...],
+    config_path: str | None,
+) -> None:
     """Say what each commit from --from to --to did to the findings in PATHS (default: findings/).
 
     One forward pass over the first-parent commits (the merged pull
@@ -297,15 +374,31 @@ def history(paths: tuple[Path, ...], from_ref: str, to_ref: str, repo: str | Non
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--to", "to_ref", required=True, metavar="PIN", help=f"Pin to carry the citations to. {PIN_HELP}")
-@click.option("--from", "from_ref", metavar="PIN", help=f"Pin the citations are at (default: each file's own pin). {PIN_HELP}")
-@click.option("--write", is_flag=True, help="Rewrite line numbers, paths and pins in the files (atomically). Ambiguous and lost citations are never written; the pin written is the configured name, else the full SHA.")
+@click.option(
+    "--from", "from_ref", metavar="PIN", help=f"Pin the citations are at (default: each file's own pin). {PIN_HELP}"
+)
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Rewrite line numbers, paths and pins in the files (atomically). Ambiguous and lost citations are never written; the pin written is the configured name, else the full SHA.",
+)
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
-@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP)
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP
+)
 @click.option("--output", "outputs", multiple=True, metavar="FORMAT=PATH", help=OUTPUT_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
-def rebase(paths: tuple[Path, ...], to_ref: str, from_ref: str | None, write: bool, repo: str | None, fmt: str,
-           outputs: tuple[str, ...], config_path: str | None) -> None:
+def rebase(
+    paths: tuple[Path, ...],
+    to_ref: str,
+    from_ref: str | None,
+    write: bool,
+    repo: str | None,
+    fmt: str,
+    outputs: tuple[str, ...],
+    config_path: str | None,
+) -> None:
     """Carry every citation in PATHS (default: findings/) to another pin.
 
     Lines are mapped through git's diff between the pins (renames followed);
@@ -322,15 +415,26 @@ def rebase(paths: tuple[Path, ...], to_ref: str, from_ref: str | None, write: bo
 
 @main.command()
 @click.argument("target")
-@click.option("--good", required=True, metavar="PIN", help=f"Where the citation holds (or the fact has its old value). {PIN_HELP}")
+@click.option(
+    "--good", required=True, metavar="PIN", help=f"Where the citation holds (or the fact has its old value). {PIN_HELP}"
+)
 @click.option("--bad", required=True, metavar="PIN", help="Where it no longer does; a descendant of --good.")
-@click.option("--anchor", "anchors", multiple=True, metavar="TEXT", help="Content anchor for a TARGET given as a bare citation (repeatable).")
+@click.option(
+    "--anchor",
+    "anchors",
+    multiple=True,
+    metavar="TEXT",
+    help="Content anchor for a TARGET given as a bare citation (repeatable).",
+)
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format."
+)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
-def bisect(target: str, good: str, bad: str, anchors: tuple[str, ...], repo: str | None, fmt: str,
-           config_path: str | None) -> None:
+def bisect(
+    target: str, good: str, bad: str, anchors: tuple[str, ...], repo: str | None, fmt: str, config_path: str | None
+) -> None:
     """Name the first commit where TARGET changes, between --good and --bad.
 
     TARGET is a citation in a findings file (`findings/01-core.md:17`, or
@@ -350,7 +454,9 @@ def bisect(target: str, good: str, bad: str, anchors: tuple[str, ...], repo: str
 @click.option("--pin", metavar="PIN", help=f"Pin to read the document at when its front matter names none. {PIN_HELP}")
 @click.option("--write", is_flag=True, help="Make the edits in the file (atomically); without it they are only listed.")
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
-@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP)
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP
+)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
 def anchor(document: Path, pin: str | None, write: bool, repo: str | None, fmt: str, config_path: str | None) -> None:
@@ -370,7 +476,12 @@ def anchor(document: Path, pin: str | None, write: bool, repo: str | None, fmt: 
 
 @main.command()
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file for every document (default: dshaudit.toml in the document's folder or above, else the packaged default).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Configuration file for every document (default: dshaudit.toml in the document's folder or above, else the packaged default).",
+)
 def lsp(repo: str | None, config_path: str | None) -> None:
     """Run the language server for findings, on stdin and stdout.
 
@@ -389,13 +500,20 @@ def lsp(repo: str | None, config_path: str | None) -> None:
 
 @main.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--strict", is_flag=True, help="Warnings fail too (unanchored citations, compiler-style locations, duplicate claims).")
-@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Warnings fail too (unanchored citations, compiler-style locations, duplicate claims).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP
+)
 @click.option("--output", "outputs", multiple=True, metavar="FORMAT=PATH", help=OUTPUT_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
-def lint_command(paths: tuple[Path, ...], strict: bool, fmt: str, outputs: tuple[str, ...],
-                 config_path: str | None) -> None:
+def lint_command(
+    paths: tuple[Path, ...], strict: bool, fmt: str, outputs: tuple[str, ...], config_path: str | None
+) -> None:
     """Check the format of the findings in PATHS (default: findings/), without DSH.
 
     No repository is opened: lint reads the findings and dshaudit.toml only.

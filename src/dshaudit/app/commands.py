@@ -13,24 +13,13 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dshaudit.platform.config import Config
-from dshaudit.platform.config import load_config
 from dshaudit.core.diagnostics import Outcome
-from dshaudit.core.errors import DshauditError
-from dshaudit.core.errors import InputError
-from dshaudit.documents.findings import FindingsFile
-from dshaudit.documents.findings import collect_markdown
-from dshaudit.documents.findings import load_findings_file
-from dshaudit.documents.findings import with_citations
-from dshaudit.core.model import Citation
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import Pin
-from dshaudit.core.model import SourceLocation
-from dshaudit.core.model import Status
-from dshaudit.core.model import Verdict
-from dshaudit.core.model import format_lines
+from dshaudit.core.errors import DshauditError, InputError
+from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
+from dshaudit.documents.findings import FindingsFile, collect_markdown, load_findings_file, with_citations
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
+from dshaudit.platform.config import Config, load_config
 
 if TYPE_CHECKING:
     from dshaudit.checking.verify import FileText
@@ -76,7 +65,7 @@ class Session:
     pins: PinResolver
 
     @classmethod
-    def open(cls, config_path: str | None, repo: str | None, documents: tuple[Path, ...] = ()) -> "Session":
+    def open(cls, config_path: str | None, repo: str | None, documents: tuple[Path, ...] = ()) -> Session:
         """The session for these documents: their configuration is --config, else
         found by walking up from the first document, else the packaged default."""
         _provide_facts()
@@ -99,8 +88,9 @@ class Session:
         except DshauditError:
             return []
 
-    def documents(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...],
-                  early: list[FindingsFile] | None = None) -> list[FindingsFile]:
+    def documents(
+        self, paths: tuple[Path, ...], tree_docs: tuple[str, ...], early: list[FindingsFile] | None = None
+    ) -> list[FindingsFile]:
         """The findings files of PATHS (default findings/, unless only tree documents are asked for),
         then the documents of each --tree-docs. `early`: the findings as `read_early` read
         them, completed here with their citations instead of being read again."""
@@ -128,13 +118,12 @@ class Session:
         return (default,)
 
 
-def check(session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool,
-          tree_docs: tuple[str, ...] = ()) -> Outcome:
+def check(
+    session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool, tree_docs: tuple[str, ...] = ()
+) -> Outcome:
     from dshaudit.checking.verify import check as run_check
+    from dshaudit.checking.verify import check_outcome, coverage, start_ahead
     from dshaudit.moves.carry import carried_verdicts
-    from dshaudit.checking.verify import check_outcome
-    from dshaudit.checking.verify import coverage
-    from dshaudit.checking.verify import start_ahead
 
     # The claims and names are looked up from the start, in other processes, from the findings
     # read without their citations, while their citations are read here (verify.Ahead).
@@ -148,7 +137,6 @@ def check(session: Session, paths: tuple[Path, ...], pin: str | None, strict: bo
             ahead.stop()
     unchecked = coverage(files, result, tuple(str(p) for p in paths))
     return check_outcome(result, session.config.web_url, strict, coverage=unchecked)
-
 
 
 def lint(config_path: str | None, paths: tuple[Path, ...], strict: bool) -> Outcome:
@@ -166,7 +154,7 @@ class Cited:
 
     pin: Pin
     verdict: Verdict
-    text: "FileText"
+    text: FileText
 
     @property
     def ranges(self) -> tuple[LineRange, ...]:
@@ -176,8 +164,8 @@ class Cited:
 def cited(session: Session, citation: str, pin: str | None) -> Cited:
     """CITATION (`PATH:LINES[@PIN]` or `PATH#Symbol[@PIN]`) read at its pin, else
     `pin`, else the default pin; an InputError unless it holds (a warning is fine)."""
-    from dshaudit.documents.grammar import find_citations
     from dshaudit.checking.verify import Verifier
+    from dshaudit.documents.grammar import find_citations
 
     found = find_citations(citation)
     if len(found) != 1 or found[0].text != citation.strip():
@@ -221,8 +209,15 @@ def cite(session: Session, citation: str, pin: str | None) -> Outcome:
         target = f"{verdict.path}:{format_lines(c.lines)}"
         anchor = choose_anchor(c, verdict, found.text)
     written = f"`{target}{suffix}`" + (f" → `{anchor}`" if anchor else "")
-    head = {"citation": written, "path": verdict.path, "lines": format_lines(c.lines or found.ranges[:1]),
-            "symbol": c.symbol, "anchor": anchor, "pin": found.pin.name, "sha": found.pin.sha}
+    head = {
+        "citation": written,
+        "path": verdict.path,
+        "lines": format_lines(c.lines or found.ranges[:1]),
+        "symbol": c.symbol,
+        "anchor": anchor,
+        "pin": found.pin.name,
+        "sha": found.pin.sha,
+    }
     return Outcome("cite", head=head, lines=(written,), exit_override=0)
 
 
@@ -277,14 +272,11 @@ def facts(session: Session, pin: str | None, ids: tuple[str, ...]) -> Outcome:
     return Outcome("facts", head=head, lines=tuple(lines), exit_override=0)
 
 
-def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str | None,
-           write: bool) -> Outcome:
-    from dshaudit.platform import ui
-    from dshaudit.moves.rebase import claim_change
-    from dshaudit.moves.rebase import rebase_outcome
-    from dshaudit.moves.rebase import rewrite_findings
-    from dshaudit.moves.rebase import rebase as run_rebase
+def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str | None, write: bool) -> Outcome:
     from dshaudit.checking.verify import check as run_check
+    from dshaudit.moves.rebase import claim_change, rebase_outcome, rewrite_findings
+    from dshaudit.moves.rebase import rebase as run_rebase
+    from dshaudit.platform import ui
     from dshaudit.platform.writing import write_all_atomically
 
     files = session.findings(paths)
@@ -295,8 +287,10 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
         if not ref:
             raise InputError(f"{f.path}: no pin in its front matter; pass --from")
         groups.setdefault(session.pins.require(ref, "--from" if from_ref else f"{f.path}: front matter"), []).append(f)
-    results = [run_rebase(group, session.pins, session.repository, old_pin, new_pin)
-               for old_pin, group in sorted(groups.items(), key=lambda kv: kv[0].name)]
+    results = [
+        run_rebase(group, session.pins, session.repository, old_pin, new_pin)
+        for old_pin, group in sorted(groups.items(), key=lambda kv: kv[0].name)
+    ]
     before = run_check(files, session.pins, session.repository, from_ref, citations=False, references=False).claims
     after = run_check(files, session.pins, session.repository, to_ref, citations=False, references=False).claims
     changes = [d for a, b in zip(before, after) if (d := claim_change(a, b, new_pin)) is not None]
@@ -318,16 +312,18 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
                     unchanged[f.read.real] = (f.read, f.path, "rebase")
         write_all_atomically(texts, unchanged)
         if outcome.failing:
-            ui.note(f"wrote the files; {len(outcome.failing)} citations need a person (ambiguous or lost, left as they were)")
+            ui.note(
+                f"wrote the files; {len(outcome.failing)} citations need a person (ambiguous or lost, left as they were)"
+            )
     return outcome
 
 
 def bisect(session: Session, target: str, good: str, bad: str, anchors: tuple[str, ...]) -> Outcome:
-    from dshaudit.moves.bisect import bisect as run_bisect
-    from dshaudit.moves.bisect import parse_target
+    from dshaudit.checking.verify import Verifier
     from dshaudit.documents.claims import show as show_value
     from dshaudit.facts.book import FactBook, registry
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.moves.bisect import bisect as run_bisect
+    from dshaudit.moves.bisect import parse_target
 
     good_pin, bad_pin = session.pins.require(good, "--good"), session.pins.require(bad, "--bad")
     watched = parse_target(target, anchors, set(registry()))
@@ -350,32 +346,42 @@ def bisect(session: Session, target: str, good: str, bad: str, anchors: tuple[st
     return Outcome("bisect", head=result.as_dict(), lines=result.lines(), exit_override=0)
 
 
-def history(session: Session, paths: tuple[Path, ...], from_ref: str, to_ref: str, fmt: str,
-            tree_docs: tuple[str, ...] = ()) -> tuple[str, int]:
+def history(
+    session: Session, paths: tuple[Path, ...], from_ref: str, to_ref: str, fmt: str, tree_docs: tuple[str, ...] = ()
+) -> tuple[str, int]:
     """What each first-parent commit from FROM to TO did to the findings, and
     the exit code of `check --pin TO` for its citations and claims."""
-    from dshaudit.moves.history import history as run_history
     from dshaudit.app.report import render_history
+    from dshaudit.moves.history import history as run_history
 
     files = session.documents(paths, tree_docs)
-    result = run_history(files, session.pins, session.repository, session.pins.require(from_ref, "--from"),
-                         session.pins.require(to_ref, "--to"))
+    result = run_history(
+        files,
+        session.pins,
+        session.repository,
+        session.pins.require(from_ref, "--from"),
+        session.pins.require(to_ref, "--to"),
+    )
     return render_history(result, session.config.web_url, fmt), 1 if result.failing else 0
 
 
-def report(session: Session, paths: tuple[Path, ...], pins: tuple[str, ...], fmt: str,
-           since: str | None = None, tree_docs: tuple[str, ...] = ()) -> tuple[str, int]:
+def report(
+    session: Session,
+    paths: tuple[Path, ...],
+    pins: tuple[str, ...],
+    fmt: str,
+    since: str | None = None,
+    tree_docs: tuple[str, ...] = (),
+) -> tuple[str, int]:
     """The report's text and the exit code of `check` at its first pin. With
     `since`, the upstream changes from that pin to the report's (the first
     --pin, else the one pin the files name) are a section of it."""
-    from dshaudit.facts.book import FactBook
-    from dshaudit.moves.history import history as run_history
-    from dshaudit.app.report import PinRun
-    from dshaudit.app.report import build_report
-    from dshaudit.app.report import render_report
+    from dshaudit.app.report import PinRun, build_report, render_report
     from dshaudit.checking.verify import Verifier
     from dshaudit.checking.verify import check as run_check
+    from dshaudit.facts.book import FactBook
     from dshaudit.moves.carry import carried_verdicts
+    from dshaudit.moves.history import history as run_history
 
     files = session.documents(paths, tree_docs)
     resolved = [session.pins.require(ref) for ref in pins]
@@ -383,8 +389,10 @@ def report(session: Session, paths: tuple[Path, ...], pins: tuple[str, ...], fmt
     if since is not None:
         own = {f.pin for f in files if f.pin}
         if not resolved and len(own) != 1:
-            raise InputError(f"--since: the files name {len(own)} pins ({', '.join(sorted(own)) or 'none'}); "
-                             "pass --pin to say which one the changes lead to")
+            raise InputError(
+                f"--since: the files name {len(own)} pins ({', '.join(sorted(own)) or 'none'}); "
+                "pass --pin to say which one the changes lead to"
+            )
         to_pin = resolved[0] if resolved else session.pins.require(own.pop(), "front matter")
         changes = run_history(files, session.pins, session.repository, session.pins.require(since, "--since"), to_pin)
     book = FactBook(session.repository, resolver=session.pins)
@@ -409,16 +417,12 @@ def report(session: Session, paths: tuple[Path, ...], pins: tuple[str, ...], fmt
 def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcome:
     """Anchors for a document's unanchored citations, and its wild forms made
     canonical: listed, or with --write made in the file (atomically)."""
-    from dshaudit.checking.anchoring import Anchored
-    from dshaudit.checking.anchoring import apply
-    from dshaudit.checking.anchoring import propose
-    from dshaudit.core.diagnostics import Diagnostic
-    from dshaudit.core.diagnostics import Summary
-    from dshaudit.core.status import Severity
+    from dshaudit.checking.anchoring import Anchored, apply, propose
     from dshaudit.checking.verify import Verifier
     from dshaudit.checking.verify import check as run_check
-    from dshaudit.platform.writing import reread
-    from dshaudit.platform.writing import write_all_atomically
+    from dshaudit.core.diagnostics import Diagnostic, Summary
+    from dshaudit.core.status import Severity
+    from dshaudit.platform.writing import reread, write_all_atomically
 
     (f,) = session.findings((path,))
     result = run_check([f], session.pins, session.repository, pin, claims=False, references=False)
@@ -433,18 +437,32 @@ def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcom
     edits = propose(list(f.citations), verdicts, texts, f.pin or pin, f.text.split("\n"))
     if write and edits and f.read is not None:
         data = reread(f.read, f.path, "anchor").data
-        write_all_atomically([(f.read.real, apply(data.decode("utf-8"), edits))],
-                             {f.read.real: (f.read, f.path, "anchor")})
+        write_all_atomically(
+            [(f.read.real, apply(data.decode("utf-8"), edits))], {f.read.real: (f.read, f.path, "anchor")}
+        )
     diagnostics = tuple(
-        Diagnostic("edit", SourceLocation(f.path, e.line, e.column), Anchored.WRITTEN if write else Anchored.PROPOSED,
-                   e.why, f"{e.old} -> {e.new}", identity=("edit", e.old),
-                   payload_of=partial(e.as_dict, f.path))
+        Diagnostic(
+            "edit",
+            SourceLocation(f.path, e.line, e.column),
+            Anchored.WRITTEN if write else Anchored.PROPOSED,
+            e.why,
+            f"{e.old} -> {e.new}",
+            identity=("edit", e.old),
+            payload_of=partial(e.as_dict, f.path),
+        )
         for e in edits
     )
     skipped = sum(1 for c in f.citations if not (c.anchors or c.symbol)) - len(edits)
-    line = (f"{len(edits)} citations {'anchored' if write else 'to anchor'} in {f.path}"
-            f"; {skipped} left as they are (anchored already, not holding, suspect or quoted)")
+    line = (
+        f"{len(edits)} citations {'anchored' if write else 'to anchor'} in {f.path}"
+        f"; {skipped} left as they are (anchored already, not holding, suspect or quoted)"
+    )
     counts = {"edits": len(edits), "written": write, "left": skipped}
-    return Outcome("anchor", diagnostics, Summary(line, counts, (("Edits", str(len(edits))),), "Nothing to anchor."),
-                   show_at=Severity.NOTE, sections=(("edits", ("edit",)),), files=(f.path,))
-
+    return Outcome(
+        "anchor",
+        diagnostics,
+        Summary(line, counts, (("Edits", str(len(edits))),), "Nothing to anchor."),
+        show_at=Severity.NOTE,
+        sections=(("edits", ("edit",)),),
+        files=(f.path,),
+    )

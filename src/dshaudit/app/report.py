@@ -10,37 +10,38 @@ template ever evaluates it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from dshaudit.documents.claims import show
-from dshaudit.platform.config import Config
-from dshaudit.core.diagnostics import permalink
-from dshaudit.documents.findings import FindingsFile
-from dshaudit.core.results import CheckResult
-from dshaudit.core.model import ClaimVerdict
-from dshaudit.core.model import Evidence
-from dshaudit.core.model import Fact
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import Pin
-from dshaudit.core.model import SourceLocation
-from dshaudit.core.model import Verdict
-from dshaudit.core.model import format_lines
-from dshaudit.core.model import merge_evidence
-from dshaudit.core.status import Reach
-from dshaudit.platform.textsafe import markdown_code
-from dshaudit.platform.textsafe import markdown_text
-from dshaudit.platform.textsafe import terminal_safe
 from dshaudit.checking.verify import FileText
+from dshaudit.core.diagnostics import permalink
+from dshaudit.core.model import (
+    ClaimVerdict,
+    Evidence,
+    Fact,
+    LineRange,
+    Pin,
+    SourceLocation,
+    Verdict,
+    format_lines,
+    merge_evidence,
+)
+from dshaudit.core.results import CheckResult
+from dshaudit.core.status import Reach
+from dshaudit.documents.claims import show
+from dshaudit.documents.findings import FindingsFile
+from dshaudit.platform.config import Config
+from dshaudit.platform.textsafe import markdown_code, markdown_text, terminal_safe
 
 if TYPE_CHECKING:
+    from dshaudit.core.references import Reference
     from dshaudit.moves.bisect import Commit
     from dshaudit.moves.history import HistoryResult
-    from dshaudit.core.references import Reference
 
 MAX_CITED_LINES = 12
 # Reads a file of DSH at a pin (None: not a text file there).
@@ -109,7 +110,9 @@ def _claim(web_url: str, v: ClaimVerdict, others: list[tuple[str, ClaimVerdict |
         "text": c.text,
         "ref": c.ref,
         "claimed": f"{c.op} {show(c.expected)}",
-        "measured": show(v.measured) if v.measured is not None or v.status.value in ("confirmed", "contradicted") else None,
+        "measured": show(v.measured)
+        if v.measured is not None or v.status.value in ("confirmed", "contradicted")
+        else None,
         "status": v.status.value,
         "ok": v.ok,
         "message": v.message,
@@ -122,7 +125,7 @@ def _claim(web_url: str, v: ClaimVerdict, others: list[tuple[str, ClaimVerdict |
     }
 
 
-def _reference(web_url: str, pin: Pin, r: "Reference") -> dict[str, Any]:
+def _reference(web_url: str, pin: Pin, r: Reference) -> dict[str, Any]:
     places = r.places(pin, web_url)
     return {**r.as_dict(), "ok": r.ok, "pin": pin.name, "url": places[0].url if places else None}
 
@@ -149,14 +152,21 @@ def _title(f: FindingsFile, text: str) -> str:
     return m.group(1).strip() if m else f.path
 
 
-def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], reader: Reader,
-                 history: "HistoryResult | None" = None) -> dict[str, Any]:
+def build_report(
+    config: Config,
+    files: list[FindingsFile],
+    runs: list[PinRun],
+    reader: Reader,
+    history: HistoryResult | None = None,
+) -> dict[str, Any]:
     """The report model: plain, JSON-able data, sorted for byte-identical output.
     With `history` (`report --since`), the upstream changes since that pin too."""
     primary = runs[0]
     web = config.web_url
 
-    def keyed(result: CheckResult) -> tuple[dict[tuple[str, int, int], Verdict], dict[tuple[str, int, int], ClaimVerdict]]:
+    def keyed(
+        result: CheckResult,
+    ) -> tuple[dict[tuple[str, int, int], Verdict], dict[tuple[str, int, int], ClaimVerdict]]:
         cits = {(v.citation.source.file, v.citation.source.line, v.citation.source.column): v for v in result.verdicts}
         cls = {(v.claim.source.file, v.claim.source.line, v.claim.source.column): v for v in result.claims}
         return cits, cls
@@ -176,16 +186,18 @@ def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], 
             if v.claim.source.file == f.path
         ]
         names = [_reference(web, pin, r) for pin, r in primary.result.references if r.source.file == f.path]
-        findings.append({
-            "file": f.path,
-            "references": names,
-            "references_failed": sum(not r["ok"] for r in names),
-            "title": _title(f, text),
-            "pin": primary.pin.name if primary.pin else f.pin,
-            "claims": claims,
-            "citations": citations,
-            "failed": sum(not c["ok"] for c in citations) + sum(not c["ok"] for c in claims),
-        })
+        findings.append(
+            {
+                "file": f.path,
+                "references": names,
+                "references_failed": sum(not r["ok"] for r in names),
+                "title": _title(f, text),
+                "pin": primary.pin.name if primary.pin else f.pin,
+                "claims": claims,
+                "citations": citations,
+                "failed": sum(not c["ok"] for c in citations) + sum(not c["ok"] for c in claims),
+            }
+        )
     s = primary.result.summary()
     drift = _drift(runs) if len(runs) > 1 else None
     return {
@@ -208,8 +220,9 @@ def build_report(config: Config, files: list[FindingsFile], runs: list[PinRun], 
         },
         "findings": findings,
         # Names the documents use that DSH does not hold at the pin: the section a reader of a draft wants first.
-        "phantoms": [_reference(web, pin, r) for pin, r in primary.result.references
-                     if r.status.value in ("phantom", "deleted")],
+        "phantoms": [
+            _reference(web, pin, r) for pin, r in primary.result.references if r.status.value in ("phantom", "deleted")
+        ],
         "drift": drift,
         "history": history_model(history, web) if history else None,
         "facts": [_fact(web, f) for f in primary.facts],
@@ -222,14 +235,26 @@ def _drift(runs: list[PinRun]) -> dict:
     rows: dict[tuple, dict] = {}
     for i, run in enumerate(runs):
         for v in run.result.verdicts:
-            row = rows.setdefault(("citation", *_pos(v.citation.source)), {
-                "kind": "citation", "source": str(v.citation.source), "text": v.citation.text, "statuses": [None] * len(runs),
-            })
+            row = rows.setdefault(
+                ("citation", *_pos(v.citation.source)),
+                {
+                    "kind": "citation",
+                    "source": str(v.citation.source),
+                    "text": v.citation.text,
+                    "statuses": [None] * len(runs),
+                },
+            )
             row["statuses"][i] = (v.status.value, v.ok)
         for cv in run.result.claims:
-            row = rows.setdefault(("claim", *_pos(cv.claim.source)), {
-                "kind": cv.claim.kind, "source": str(cv.claim.source), "text": cv.claim.text, "statuses": [None] * len(runs),
-            })
+            row = rows.setdefault(
+                ("claim", *_pos(cv.claim.source)),
+                {
+                    "kind": cv.claim.kind,
+                    "source": str(cv.claim.source),
+                    "text": cv.claim.text,
+                    "statuses": [None] * len(runs),
+                },
+            )
             # A prior claim "holds" while it says what the code says.
             row["statuses"][i] = (cv.status.value, cv.status.value == "confirmed")
     out = []
@@ -237,11 +262,16 @@ def _drift(runs: list[PinRun]) -> dict:
         row = rows[key]
         statuses = [s or ("not_checked", False) for s in row["statuses"]]
         first = next((names[i] for i, (_, holds) in enumerate(statuses) if not holds), None)
-        out.append({
-            "kind": row["kind"], "source": row["source"], "text": row["text"],
-            "statuses": [s for s, _ in statuses], "first_failing": first,
-            "stable": len({s for s, _ in statuses}) == 1,
-        })
+        out.append(
+            {
+                "kind": row["kind"],
+                "source": row["source"],
+                "text": row["text"],
+                "statuses": [s for s, _ in statuses],
+                "first_failing": first,
+                "stable": len({s for s, _ in statuses}) == 1,
+            }
+        )
     return {
         "pins": names,
         "rows": out,
@@ -325,7 +355,7 @@ def _commit_link(web_url: str, sha: str) -> str:
     return f"{web_url.rstrip('/')}/commit/{sha}"
 
 
-def history_model(result: "HistoryResult", web_url: str) -> dict[str, Any]:
+def history_model(result: HistoryResult, web_url: str) -> dict[str, Any]:
     """The "Upstream changes since the pin" section: totals, the timeline and
     sparklines (path data for inline SVG), the commits and the citations to re-read."""
     commits = result.commits
@@ -333,39 +363,92 @@ def history_model(result: "HistoryResult", web_url: str) -> dict[str, Any]:
     series = [result.holding_at_from] + [c.holding for c in commits]
     line, xs, (lo, hi) = _steps(series, CHART_WIDTH, CHART_HEIGHT, 6)
     drops = sorted((c for c in commits if c.broken), key=lambda c: -c.broken)[:3]
-    desc = (f"{series[0]} citations hold at {f.name} and {series[-1]} at {t.name}, over {len(commits)} "
-            f"first-parent commits." + (" The largest drops: " + ", ".join(
+    desc = (
+        f"{series[0]} citations hold at {f.name} and {series[-1]} at {t.name}, over {len(commits)} "
+        f"first-parent commits."
+        + (
+            " The largest drops: "
+            + ", ".join(
                 f"{c.broken} at {c.commit.sha[:12]}" + (f" (#{c.pull_request})" if c.pull_request else "")
-                for c in drops) + "." if drops else ""))
+                for c in drops
+            )
+            + "."
+            if drops
+            else ""
+        )
+    )
     files = []
     for path in result.files:
         values = [result.holding_by_file_at_from.get(path, 0)] + [c.holding_by_file.get(path, 0) for c in commits]
         spark, _, _ = _steps(values, SPARK_WIDTH, SPARK_HEIGHT, 2)
         total = sum(1 for h in result.citations if h.citation.source.file == path)
-        files.append({"file": path, "citations": total, "at_from": values[0], "at_to": values[-1], "path": spark,
-                      "changed": len(set(values)) > 1,
-                      "title": f"{path}: {values[0]} of {total} citations hold at {f.name}, {values[-1]} at {t.name}"})
+        files.append(
+            {
+                "file": path,
+                "citations": total,
+                "at_from": values[0],
+                "at_to": values[-1],
+                "path": spark,
+                "changed": len(set(values)) > 1,
+                "title": f"{path}: {values[0]} of {total} citations hold at {f.name}, {values[-1]} at {t.name}",
+            }
+        )
 
-    def commit_ref(c: "Commit") -> dict[str, Any]:
+    def commit_ref(c: Commit) -> dict[str, Any]:
         from dshaudit.moves.history import pull_request
 
         pr = pull_request(c.subject)
-        return {"sha": c.sha, "short": c.sha[:12], "url": _commit_link(web_url, c.sha), "date": c.date[:10],
-                "subject": c.subject, "pull_request": pr, "pull_request_url": f"{web_url.rstrip('/')}/pull/{pr}" if pr else None}
+        return {
+            "sha": c.sha,
+            "short": c.sha[:12],
+            "url": _commit_link(web_url, c.sha),
+            "date": c.date[:10],
+            "subject": c.subject,
+            "pull_request": pr,
+            "pull_request_url": f"{web_url.rstrip('/')}/pull/{pr}" if pr else None,
+        }
 
-    rows = [{**commit_ref(c.commit), "broken": c.broken, "restored": c.restored, "edited": c.edited,
-             "shifted": c.shifted, "claims_changed": c.claims_changed, "holding": c.holding, "impact": c.impact}
-            for c in commits if c.touched]
-    reread = [{
-        "source": h.citation.source.to_dict(), "text": h.citation.text, "status": h.at_to.status.value if h.at_to else "",
-        "failing": h.failing, "first_broken": commit_ref(h.first_broken) if h.first_broken else None,
-        "edited_at": [commit_ref(c) for c in h.edited_at], "restored_at": [commit_ref(c) for c in h.restored_at],
-        "now_at": h.now_at,
-    } for h in result.to_reread()]
-    claims = [{"source": c.claim.source.to_dict(), "kind": c.claim.kind, "text": c.claim.text,
-               "before": c.as_dict()["before"], "after": c.after, "first_changed": commit_ref(c.first_changed),
-               "status": c.at_to.status.value if c.at_to else "", "times": len(c.changed_at)}
-              for c in result.claims if c.first_changed is not None]
+    rows = [
+        {
+            **commit_ref(c.commit),
+            "broken": c.broken,
+            "restored": c.restored,
+            "edited": c.edited,
+            "shifted": c.shifted,
+            "claims_changed": c.claims_changed,
+            "holding": c.holding,
+            "impact": c.impact,
+        }
+        for c in commits
+        if c.touched
+    ]
+    reread = [
+        {
+            "source": h.citation.source.to_dict(),
+            "text": h.citation.text,
+            "status": h.at_to.status.value if h.at_to else "",
+            "failing": h.failing,
+            "first_broken": commit_ref(h.first_broken) if h.first_broken else None,
+            "edited_at": [commit_ref(c) for c in h.edited_at],
+            "restored_at": [commit_ref(c) for c in h.restored_at],
+            "now_at": h.now_at,
+        }
+        for h in result.to_reread()
+    ]
+    claims = [
+        {
+            "source": c.claim.source.to_dict(),
+            "kind": c.claim.kind,
+            "text": c.claim.text,
+            "before": c.as_dict()["before"],
+            "after": c.after,
+            "first_changed": commit_ref(c.first_changed),
+            "status": c.at_to.status.value if c.at_to else "",
+            "times": len(c.changed_at),
+        }
+        for c in result.claims
+        if c.first_changed is not None
+    ]
     return {
         "title": f"Upstream changes from {f.name} to {t.name}",
         "from": {"name": f.name, "sha": f.sha, "url": _commit_link(web_url, f.sha)},
@@ -373,11 +456,18 @@ def history_model(result: "HistoryResult", web_url: str) -> dict[str, Any]:
         "summary": result.lines()[:3],
         "commit_count": len(commits),
         "untouched": len(commits) - len(rows),
-        "chart": {"width": CHART_WIDTH, "height": CHART_HEIGHT, "line": line, "lo": lo, "hi": hi,
-                  "area": f"{line} V{CHART_HEIGHT} H0 Z",
-                  "broke": [x for x, c in zip(xs, commits) if c.broken],
-                  "restored": [x for x, c in zip(xs, commits) if c.restored],
-                  "title": f"Citations holding at each commit from {f.name} to {t.name}", "desc": desc},
+        "chart": {
+            "width": CHART_WIDTH,
+            "height": CHART_HEIGHT,
+            "line": line,
+            "lo": lo,
+            "hi": hi,
+            "area": f"{line} V{CHART_HEIGHT} H0 Z",
+            "broke": [x for x, c in zip(xs, commits) if c.broken],
+            "restored": [x for x, c in zip(xs, commits) if c.restored],
+            "title": f"Citations holding at each commit from {f.name} to {t.name}",
+            "desc": desc,
+        },
         "spark": {"width": SPARK_WIDTH, "height": SPARK_HEIGHT},
         "files": files,
         "commits": rows,
@@ -386,7 +476,7 @@ def history_model(result: "HistoryResult", web_url: str) -> dict[str, Any]:
     }
 
 
-def render_history(result: "HistoryResult", web_url: str, fmt: str) -> str:
+def render_history(result: HistoryResult, web_url: str, fmt: str) -> str:
     """`dshaudit history` in one format: text and JSON from the result, HTML and Markdown through the templates."""
     if fmt == "text":
         return "".join(terminal_safe(line) + "\n" for line in result.lines())

@@ -15,17 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dshaudit.documents.findings import join_raw_lines
-from dshaudit.documents.findings import raw_lines
-from dshaudit.core.model import Citation
-from dshaudit.core.model import Pin
-from dshaudit.core.model import Status
-from dshaudit.core.model import Verdict
-from dshaudit.core.model import format_lines
-from dshaudit.core.status import DiagnosticStatus
-from dshaudit.core.status import Severity
-from dshaudit.documents.inference import squash
 from dshaudit.checking.verify import FileText
+from dshaudit.core.model import Citation, Pin, Status, Verdict, format_lines
+from dshaudit.core.status import DiagnosticStatus, Severity
+from dshaudit.documents.findings import join_raw_lines, raw_lines
+from dshaudit.documents.inference import squash
 
 _TOKEN_RE = re.compile(r"""'[^'\n]{2,60}'|"[^"\n]{2,60}"|[A-Za-z_$][\w$]{2,}""")
 _WORD_RE = re.compile(r"[A-Za-z][\w-]{3,}")
@@ -60,8 +54,12 @@ class Edit:
     anchor: str = ""  # the anchor the edit writes
 
     def as_dict(self, file: str) -> dict[str, object]:
-        return {"source": {"file": file, "line": self.line, "column": self.column},
-                "old": self.old, "new": self.new, "why": self.why}
+        return {
+            "source": {"file": file, "line": self.line, "column": self.column},
+            "old": self.old,
+            "new": self.new,
+            "why": self.why,
+        }
 
 
 def best_token(text: FileText, line: int, code: bool) -> str | None:
@@ -72,13 +70,20 @@ def best_token(text: FileText, line: int, code: bool) -> str | None:
     tokens = [t for t in dict.fromkeys(pattern.findall(source)) if t.strip("'\"") not in _COMMON]
     if not tokens:
         return None
+
     def rarity(token: str) -> tuple[int, int]:
         return (sum(1 for ln in text.lines if token in ln), -len(token))
+
     return min(tokens, key=rarity)
 
 
-def propose(citations: list[Citation], verdicts: dict[int, Verdict], texts: dict[int, FileText | None],
-            file_pin: str | None, document: list[str]) -> list[Edit]:
+def propose(
+    citations: list[Citation],
+    verdicts: dict[int, Verdict],
+    texts: dict[int, FileText | None],
+    file_pin: str | None,
+    document: list[str],
+) -> list[Edit]:
     """Edits for the citations that hold and have no anchor (verdicts and cited
     files by the citation's index); `document` is the file's lines."""
     edits = []
@@ -94,10 +99,10 @@ def propose(citations: list[Citation], verdicts: dict[int, Verdict], texts: dict
         old = c.written or c.text
         line = document[c.source.line - 1]
         col = c.source.column - 1
-        in_span = line[col - 1:col] == "`" and line[col + len(old):col + len(old) + 1] == "`"
+        in_span = line[col - 1 : col] == "`" and line[col + len(old) : col + len(old) + 1] == "`"
         if c.form in REWRITTEN_FORMS:
             canonical = _canonical(c, v, v.pin, file_pin)
-            if old[len(c.path):].startswith("`"):  # `path`（第 3 行）: the phrase is outside the code span
+            if old[len(c.path) :].startswith("`"):  # `path`（第 3 行）: the phrase is outside the code span
                 new = canonical + f"` → `{anchor}`"
             elif in_span:
                 new = canonical + f"` → `{anchor}"
@@ -150,8 +155,7 @@ def apply(text: str, edits: list[Edit]) -> str:
     for e in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
         line, end = lines[e.line - 1]
         col = e.column - 1
-        if line[col:col + len(e.old)] != e.old:
+        if line[col : col + len(e.old)] != e.old:
             raise ValueError(f"line {e.line}: {e.old!r} is not at column {e.column}")
-        lines[e.line - 1] = (line[:col] + e.new + line[col + len(e.old):], end)
+        lines[e.line - 1] = (line[:col] + e.new + line[col + len(e.old) :], end)
     return join_raw_lines(bom, lines)
-

@@ -19,31 +19,26 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from dshaudit.documents.claims import split_ref
-from dshaudit.platform.config import Config
-from dshaudit.core.diagnostics import Diagnostic
-from dshaudit.core.diagnostics import Outcome
-from dshaudit.core.diagnostics import Summary
-from dshaudit.core.diagnostics import rules_of
-from dshaudit.core.errors import InputError
-from dshaudit.documents.findings import FindingsFile
-from dshaudit.documents.findings import FrontMatterError
-from dshaudit.documents.findings import citation_shaped
-from dshaudit.documents.findings import display_path
-from dshaudit.documents.findings import load_findings_file
-from dshaudit.documents.findings import no_citations_message
-from dshaudit.documents.findings import parse_pin_line
-from dshaudit.documents.findings import prose_chunks
-from dshaudit.documents.findings import split_front_matter
-from dshaudit.documents.grammar import SEGMENT
-from dshaudit.documents.grammar import code_spans
-from dshaudit.documents.grammar import looks_like_path
-from dshaudit.core.model import SourceLocation
-from dshaudit.git.pins import PinResolver
-from dshaudit.core.status import DiagnosticStatus
-from dshaudit.core.status import Reach
-from dshaudit.core.status import Severity
 from dshaudit.checking.verify import path_problem
+from dshaudit.core.diagnostics import Diagnostic, Outcome, Summary, rules_of
+from dshaudit.core.errors import InputError
+from dshaudit.core.model import SourceLocation
+from dshaudit.core.status import DiagnosticStatus, Reach, Severity
+from dshaudit.documents.claims import split_ref
+from dshaudit.documents.findings import (
+    FindingsFile,
+    FrontMatterError,
+    citation_shaped,
+    display_path,
+    load_findings_file,
+    no_citations_message,
+    parse_pin_line,
+    prose_chunks,
+    split_front_matter,
+)
+from dshaudit.documents.grammar import SEGMENT, code_spans, looks_like_path
+from dshaudit.git.pins import PinResolver
+from dshaudit.platform.config import Config
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -56,61 +51,99 @@ class LintCode(DiagnosticStatus):
         return "format"
 
     MISSING_FRONT_MATTER = (
-        "missing_front_matter", E, "The findings file has no front matter.",
-        "Start the file with `---`, `pin: NAME`, `---`, so its citations have a pin.", Reach.NOWHERE,
+        "missing_front_matter",
+        E,
+        "The findings file has no front matter.",
+        "Start the file with `---`, `pin: NAME`, `---`, so its citations have a pin.",
+        Reach.NOWHERE,
     )
     MALFORMED_FRONT_MATTER = (
-        "malformed_front_matter", E, "The front matter cannot be read.",
-        "It must be a YAML mapping between two `---` lines; the message says what is wrong.", Reach.NOWHERE,
+        "malformed_front_matter",
+        E,
+        "The front matter cannot be read.",
+        "It must be a YAML mapping between two `---` lines; the message says what is wrong.",
+        Reach.NOWHERE,
     )
     MISSING_PIN = (
-        "missing_pin", E, "The front matter names no pin.",
-        "Add `pin: NAME` with a pin of dshaudit.toml (or a full SHA).", Reach.NOWHERE,
+        "missing_pin",
+        E,
+        "The front matter names no pin.",
+        "Add `pin: NAME` with a pin of dshaudit.toml (or a full SHA).",
+        Reach.NOWHERE,
     )
     UNREADABLE = (
-        "unreadable_file", E, "The findings file cannot be read.",
-        "It is missing, not UTF-8, too large, or a link out of the working directory.", Reach.NOWHERE,
+        "unreadable_file",
+        E,
+        "The findings file cannot be read.",
+        "It is missing, not UTF-8, too large, or a link out of the working directory.",
+        Reach.NOWHERE,
     )
     UNKNOWN_PIN = (
-        "unknown_pin", E, "A pin is not known.",
+        "unknown_pin",
+        E,
+        "A pin is not known.",
         "The front matter or an `@` suffix names no pin of dshaudit.toml and is not a full 40-hex SHA.",
         Reach.NOWHERE,
     )
     INVALID_CITATION = (
-        "invalid_citation", E, "A citation is malformed.",
+        "invalid_citation",
+        E,
+        "A citation is malformed.",
         "Write `path:N`, `path:N-M`, `path:a,b` or `path#Symbol`, with lines from 1, ranges forwards, and "
-        "repository-relative paths.", Reach.NOWHERE,
+        "repository-relative paths.",
+        Reach.NOWHERE,
     )
     INVALID_CLAIM = (
-        "invalid_claim", E, "A claim cannot be read.",
-        "A claim is `FACT[.FIELD] OP VALUE`; METHOD.md gives the grammar.", Reach.NOWHERE,
+        "invalid_claim",
+        E,
+        "A claim cannot be read.",
+        "A claim is `FACT[.FIELD] OP VALUE`; METHOD.md gives the grammar.",
+        Reach.NOWHERE,
     )
     UNKNOWN_FACT = (
-        "unknown_fact", E, "A claim names no known fact.",
-        "`dshaudit facts` lists every fact; fix the name.", Reach.NOWHERE,
+        "unknown_fact",
+        E,
+        "A claim names no known fact.",
+        "`dshaudit facts` lists every fact; fix the name.",
+        Reach.NOWHERE,
     )
     DUPLICATE_CLAIM = (
-        "duplicate_claim", W, "The same claim is stated twice.",
-        "State each claim once and refer to it elsewhere in words.", Reach.NOWHERE,
+        "duplicate_claim",
+        W,
+        "The same claim is stated twice.",
+        "State each claim once and refer to it elsewhere in words.",
+        Reach.NOWHERE,
     )
     COMPILER_LOCATION = (
-        "compiler_location", W, "A compiler-style location is not a citation.",
-        "`path:line:col` is not checked; cite `path:line` with an anchor.", Reach.NOWHERE,
+        "compiler_location",
+        W,
+        "A compiler-style location is not a citation.",
+        "`path:line:col` is not checked; cite `path:line` with an anchor.",
+        Reach.NOWHERE,
     )
     UNBACKED_SEARCH = (
-        "unbacked_search", W, "A stated search result is not a claim.",
+        "unbacked_search",
+        W,
+        "A stated search result is not a claim.",
         "A sentence that says what a search returns (`git grep ... gives 3`) is checked only when it is a "
         "claim: write `claim: search(FLAGS 'PATTERN', 'PATHSPEC').count == 3` in its paragraph "
-        "(METHOD.md, Searches as claims).", Reach.NOWHERE,
+        "(METHOD.md, Searches as claims).",
+        Reach.NOWHERE,
     )
     NO_CITATIONS = (
-        "no_citations", W, "A file holds citation-shaped text but no citation was found.",
+        "no_citations",
+        W,
+        "A file holds citation-shaped text but no citation was found.",
         "Text such as `path:12` stands in a code block or comment, is written in a form dshaudit does not "
-        "read, or is broken by a character it cannot see; `check` would check nothing in it.", Reach.NOWHERE,
+        "read, or is broken by a character it cannot see; `check` would check nothing in it.",
+        Reach.NOWHERE,
     )
     UNANCHORED = (
-        "unanchored_citation", W, "A citation has no anchor.",
-        "Only its path and line range are checked; add → `text on the line` or #Symbol.", Reach.NOWHERE,
+        "unanchored_citation",
+        W,
+        "A citation has no anchor.",
+        "Only its path and line range are checked; add → `text on the line` or #Symbol.",
+        Reach.NOWHERE,
     )
 
 
@@ -130,8 +163,14 @@ def problem(file: str, line: int, column: int, code: LintCode, message: str) -> 
         status=code,
         message=message,
         identity=("problem", message),
-        payload_of=lambda: {"file": file, "line": line, "column": column, "severity": code.severity.value,
-                            "code": code.value, "message": message},
+        payload_of=lambda: {
+            "file": file,
+            "line": line,
+            "column": column,
+            "severity": code.severity.value,
+            "code": code.value,
+            "message": message,
+        },
     )
 
 
@@ -151,8 +190,12 @@ class LintResult:
         return Outcome(
             command="lint",
             diagnostics=self.problems,
-            summary=Summary(line, counts, (("Files", str(len(self.files))), ("Errors", str(errors)),
-                                           ("Warnings", str(warnings))), "Every findings file is well formed."),
+            summary=Summary(
+                line,
+                counts,
+                (("Files", str(len(self.files))), ("Errors", str(errors)), ("Warnings", str(warnings))),
+                "Every findings file is well formed.",
+            ),
             rules=rules_of(LintCode),
             strict=strict,
             sections=(("problems", ("problem",)),),
@@ -171,11 +214,25 @@ def _front_matter_problems(f: FindingsFile, text: str, resolver: PinResolver) ->
     except InputError:  # load_findings_file already read it, so this does not happen
         return []
     if skip == 0:
-        return [problem(f.path, 1, 1, LintCode.MISSING_FRONT_MATTER,
-                        "no YAML front matter: start the file with `---`, `pin: NAME`, `---`")]
+        return [
+            problem(
+                f.path,
+                1,
+                1,
+                LintCode.MISSING_FRONT_MATTER,
+                "no YAML front matter: start the file with `---`, `pin: NAME`, `---`",
+            )
+        ]
     if f.pin is None:
-        return [problem(f.path, 1, 1, LintCode.MISSING_PIN,
-                        f"front matter names no pin; add `pin: NAME` (pins: {resolver.config.describe_pins()})")]
+        return [
+            problem(
+                f.path,
+                1,
+                1,
+                LintCode.MISSING_PIN,
+                f"front matter names no pin; add `pin: NAME` (pins: {resolver.config.describe_pins()})",
+            )
+        ]
     if resolver.resolve(f.pin) is None:
         written = parse_pin_line(text.split("\n")[f.pin_line - 1])
         column = len(written.key) + 1 if written else 1
@@ -196,16 +253,21 @@ def _citation_problems(f: FindingsFile, resolver: PinResolver) -> list[Diagnosti
         if c.pin_ref and resolver.resolve(c.pin_ref) is None:
             found.append(problem(*where, LintCode.UNKNOWN_PIN, f"`{c.text}`: {resolver.unknown(c.pin_ref)}"))
         if not found and not c.has_anchor and not c.quoted:
-            found.append(problem(
-                *where, LintCode.UNANCHORED,
-                f"`{c.text}` has no anchor: only its path and line range are checked; "
-                "add → `text on the line` or #Symbol",
-            ))
+            found.append(
+                problem(
+                    *where,
+                    LintCode.UNANCHORED,
+                    f"`{c.text}` has no anchor: only its path and line range are checked; "
+                    "add → `text on the line` or #Symbol",
+                )
+            )
         out += found
     return out
 
 
-def _claim_problems(f: FindingsFile, known: set[str], seen: dict[tuple[object, ...], SourceLocation]) -> list[Diagnostic]:
+def _claim_problems(
+    f: FindingsFile, known: set[str], seen: dict[tuple[object, ...], SourceLocation]
+) -> list[Diagnostic]:
     out = []
     for claim in f.claims:
         where = (f.path, claim.source.line, claim.source.column)
@@ -218,7 +280,9 @@ def _claim_problems(f: FindingsFile, known: set[str], seen: dict[tuple[object, .
             close = difflib.get_close_matches(claim.ref.split(".")[0], sorted(known), n=1)
             close = close or difflib.get_close_matches(claim.ref, sorted(known), n=1)
             hint = f"; did you mean {close[0]}?" if close else " (see `dshaudit facts`)"
-            out.append(problem(*where, LintCode.UNKNOWN_FACT, f"`{claim.kind}: {claim.text}`: no fact named {claim.ref}{hint}"))
+            out.append(
+                problem(*where, LintCode.UNKNOWN_FACT, f"`{claim.kind}: {claim.text}`: no fact named {claim.ref}{hint}")
+            )
             continue
         # The same statement twice, however it is spelled (`2,589` is `2589`; sets ignore order).
         try:
@@ -230,8 +294,9 @@ def _claim_problems(f: FindingsFile, known: set[str], seen: dict[tuple[object, .
         if first is None:
             seen[key] = claim.source
         else:
-            out.append(problem(*where, LintCode.DUPLICATE_CLAIM,
-                               f"`{claim.kind}: {claim.text}` is already stated at {first}"))
+            out.append(
+                problem(*where, LintCode.DUPLICATE_CLAIM, f"`{claim.kind}: {claim.text}` is already stated at {first}")
+            )
     return out
 
 
@@ -243,7 +308,7 @@ def _code_span_problems(shown: str, text: str, skip: int) -> list[Diagnostic]:
     for a, b in chunks:
         chunk = "\n".join(lines[a:b])
         for s_start, c_start, c_end, _s_end in code_spans(chunk):
-            if _ANCHOR_LEAD_RE.search(chunk[max(0, s_start - 8):s_start]):
+            if _ANCHOR_LEAD_RE.search(chunk[max(0, s_start - 8) : s_start]):
                 continue
             content = chunk[c_start:c_end]
             if content.lstrip().startswith(("claim:", "prior:")):
@@ -251,18 +316,28 @@ def _code_span_problems(shown: str, text: str, skip: int) -> list[Diagnostic]:
             for m in _EMPTY_LINES_RE.finditer(content):
                 if looks_like_path(m.group("path")):
                     line, col = _line_col(chunk, c_start + m.start())
-                    out.append(problem(
-                        shown, a + line, col, LintCode.INVALID_CITATION,
-                        f"`{m.group('path')}:` names no lines; write `path:N`, `path:N-M` or `path#Symbol`",
-                    ))
+                    out.append(
+                        problem(
+                            shown,
+                            a + line,
+                            col,
+                            LintCode.INVALID_CITATION,
+                            f"`{m.group('path')}:` names no lines; write `path:N`, `path:N-M` or `path#Symbol`",
+                        )
+                    )
             for m in _COMPILER_RE.finditer(content):
                 if looks_like_path(m.group("path")):
                     line, col = _line_col(chunk, c_start + m.start())
-                    out.append(problem(
-                        shown, a + line, col, LintCode.COMPILER_LOCATION,
-                        f"`{m.group(0)}` looks like a compiler location (line:column), not a citation; "
-                        f"cite `{m.group('path')}:{m.group('line')}` with an anchor",
-                    ))
+                    out.append(
+                        problem(
+                            shown,
+                            a + line,
+                            col,
+                            LintCode.COMPILER_LOCATION,
+                            f"`{m.group(0)}` looks like a compiler location (line:column), not a citation; "
+                            f"cite `{m.group('path')}:{m.group('line')}` with an anchor",
+                        )
+                    )
     return out
 
 
@@ -301,17 +376,23 @@ def _stated_search_problems(shown: str, text: str, skip: int) -> list[Diagnostic
                     if said is None:
                         continue
                     line, col = _line_col(paragraph, c_start)
-                    out.append(problem(
-                        shown, offset + line, col, LintCode.UNBACKED_SEARCH,
-                        f"`{command[:60]}{'…' if len(command) > 60 else ''}` is said to give "
-                        f"\"{' '.join(said.group(0).split())}\", which no claim in the paragraph checks",
-                    ))
+                    out.append(
+                        problem(
+                            shown,
+                            offset + line,
+                            col,
+                            LintCode.UNBACKED_SEARCH,
+                            f"`{command[:60]}{'…' if len(command) > 60 else ''}` is said to give "
+                            f'"{" ".join(said.group(0).split())}", which no claim in the paragraph checks',
+                        )
+                    )
                     break
     return out
 
 
-def _lint_one(path: Path, resolver: PinResolver, known: set[str],
-              seen: dict[tuple[object, ...], SourceLocation]) -> tuple[str, list[Diagnostic]]:
+def _lint_one(
+    path: Path, resolver: PinResolver, known: set[str], seen: dict[tuple[object, ...], SourceLocation]
+) -> tuple[str, list[Diagnostic]]:
     shown = display_path(path)
     try:
         f = load_findings_file(path, resolver.config.web_url)

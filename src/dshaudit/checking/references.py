@@ -56,37 +56,31 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from itertools import accumulate
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator
+from itertools import accumulate
+from typing import TYPE_CHECKING
 
 from dshaudit.core.errors import InputError
-from dshaudit.index.fragments import Fragment
-from dshaudit.index.fragments import FragmentVerdict
-from dshaudit.index.fragments import cached
-from dshaudit.index.fragments import evaluate_all
-from dshaudit.index.fragments import parse_fragment
-from dshaudit.documents.grammar import JOINED_RE
-from dshaudit.documents.grammar import code_spans
-from dshaudit.documents.grammar import find_citations
-from dshaudit.documents.claims import CLAIM_SPAN_RE
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import SourceLocation
-from dshaudit.documents.names import CODE
-from dshaudit.documents.names import DOTTED
-from dshaudit.documents.names import IDENTIFIER
-from dshaudit.documents.names import PACKAGE
-from dshaudit.documents.names import PATH
-from dshaudit.documents.names import STRING
-from dshaudit.documents.names import Name
-from dshaudit.documents.names import is_file_name
-from dshaudit.documents.names import code_names
-from dshaudit.documents.names import is_identifier_like
-from dshaudit.index.nameindex import HistoryAnswer
-from dshaudit.index.nameindex import any_case
-from dshaudit.index.nameindex import index_for
-from dshaudit.core.status import Severity
+from dshaudit.core.model import LineRange, SourceLocation
 from dshaudit.core.references import Reference, ReferenceStatus
+from dshaudit.core.status import Severity
+from dshaudit.documents.claims import CLAIM_SPAN_RE
+from dshaudit.documents.grammar import JOINED_RE, code_spans, find_citations
+from dshaudit.documents.names import (
+    CODE,
+    DOTTED,
+    IDENTIFIER,
+    PACKAGE,
+    PATH,
+    STRING,
+    Name,
+    code_names,
+    is_file_name,
+    is_identifier_like,
+)
+from dshaudit.index.fragments import Fragment, FragmentVerdict, cached, evaluate_all, parse_fragment
+from dshaudit.index.nameindex import HistoryAnswer, any_case, index_for
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
@@ -182,19 +176,21 @@ def _named(name: Name, plan: Plan) -> set[str]:
     return {name.text, *plan.lookups, plan.fragment.name if plan.fragment is not None else ""} - {""}
 
 
-def _start(plans: list[Plan], snapshot: "Snapshot", absent: list[str]) -> list[str]:
+def _start(plans: list[Plan], snapshot: Snapshot, absent: list[str]) -> list[str]:
     """Start one pass over the tree, in the background, for every name not yet
     known at this commit, the names of fragments whose verdict is not cached
     yet, and the absence claims; the names whose presence is wanted."""
     lookups = [x for p in plans if p.kind != PATH for x in p.lookups]
-    tokens = [t for p in plans if p.fragment is not None and not cached(p.fragment, snapshot.sha)
-              for t in p.fragment.tokens]
+    tokens = [
+        t for p in plans if p.fragment is not None and not cached(p.fragment, snapshot.sha) for t in p.fragment.tokens
+    ]
     index_for(snapshot).start(presence=lookups, paths=tokens, absent=absent)
     return lookups
 
 
-def prefetch_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot",
-                        absent: list[str] | None = None) -> None:
+def prefetch_references(
+    items: list[tuple[Name, SourceLocation]], snapshot: Snapshot, absent: list[str] | None = None
+) -> None:
     """Start looking up, in one pass and in the background, the names and
     absence claims of several documents pinned to the same commit, so that
     `check_references` on each finds them known. Optional: it only saves the
@@ -203,12 +199,13 @@ def prefetch_references(items: list[tuple[Name, SourceLocation]], snapshot: "Sna
     _start([plan for _, _, plan in _plans(items)], snapshot, absent or [])
 
 
-def compare_fragments(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot") -> None:
+def compare_fragments(items: list[tuple[Name, SourceLocation]], snapshot: Snapshot) -> None:
     """Compare the quoted code of several documents at one commit in one go,
     their files read together, so that `check_references` on each finds the
     verdicts cached. Optional, like `prefetch_references`."""
-    evaluate_all([plan.fragment for _, _, plan in _plans(items) if plan.fragment is not None],
-                 snapshot, index_for(snapshot))
+    evaluate_all(
+        [plan.fragment for _, _, plan in _plans(items) if plan.fragment is not None], snapshot, index_for(snapshot)
+    )
 
 
 def _claimed_absent(names: set[str], claims: list[str]) -> str | None:
@@ -218,8 +215,14 @@ def _claimed_absent(names: set[str], claims: list[str]) -> str | None:
     return None
 
 
-def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapshot", *, exempt: set[str],
-                     absent: list[tuple[str, SourceLocation]], history: bool = True) -> list[Reference]:
+def check_references(
+    items: list[tuple[Name, SourceLocation]],
+    snapshot: Snapshot,
+    *,
+    exempt: set[str],
+    absent: list[tuple[str, SourceLocation]],
+    history: bool = True,
+) -> list[Reference]:
     """Every checkable name and fragment of `items`, and every absence claim,
     at the snapshot's commit; in source order. Items that are not checked
     (module docstring) are left out. A name the document claims absent
@@ -231,10 +234,15 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
     excused: list[str | None] = []
     for name, _, plan in plans:
         named = _named(name, plan)
-        excused.append(("counted by a `files(...)` claim of this document" if plan.kind == PATH else
-                        "introduced by this document") if named & exempt else
-                       (f"the document claims it absent (`absent: {claim}`)"
-                        if (claim := _claimed_absent(named, claims)) else None))
+        excused.append(
+            ("counted by a `files(...)` claim of this document" if plan.kind == PATH else "introduced by this document")
+            if named & exempt
+            else (
+                f"the document claims it absent (`absent: {claim}`)"
+                if (claim := _claimed_absent(named, claims))
+                else None
+            )
+        )
     lookups = _start([plan for (_, _, plan), why in zip(plans, excused) if why is None], snapshot, claims)
     present = index.present(lookups)
 
@@ -261,7 +269,11 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
                 missing[len(out)] = gone[0]
                 out.append(Reference(where, name.text, plan.kind, ReferenceStatus.PHANTOM, ""))
             else:
-                what = "occurs" if len(plan.lookups) == 1 else f"each of {', '.join(f'`{x}`' for x in plan.lookups)} occurs"
+                what = (
+                    "occurs"
+                    if len(plan.lookups) == 1
+                    else f"each of {', '.join(f'`{x}`' for x in plan.lookups)} occurs"
+                )
                 out.append(Reference(where, name.text, plan.kind, ReferenceStatus.OK, f"{what} at {at}"))
             continue
         verdict = verdicts[id(plan.fragment)]
@@ -281,7 +293,7 @@ def check_references(items: list[tuple[Name, SourceLocation]], snapshot: "Snapsh
     return out
 
 
-def _tree_path(path: str, snapshot: "Snapshot", folder: str | None = None) -> tuple[ReferenceStatus, str] | None:
+def _tree_path(path: str, snapshot: Snapshot, folder: str | None = None) -> tuple[ReferenceStatus, str] | None:
     """Whether `path` is a file or folder of the tree; None when the tree has no
     root folder of that name, so the path is not taken to be one of DSH's. A
     path written right after another (`packages/x/src/a.ts` and `src/b.ts`) is
@@ -306,8 +318,7 @@ def _tree_path(path: str, snapshot: "Snapshot", folder: str | None = None) -> tu
         return ReferenceStatus.OK, f"a folder at {at}"
     base = path.rsplit("/", 1)[-1]
     moved = [p for p in paths if p.endswith("/" + base)]
-    hint = "" if not moved or len(moved) > MAX_SAME_NAME else \
-        "; a file of that name is at " + ", ".join(moved)
+    hint = "" if not moved or len(moved) > MAX_SAME_NAME else "; a file of that name is at " + ", ".join(moved)
     return ReferenceStatus.PHANTOM, f"`{path}` is no file or folder at {at}{hint}"
 
 
@@ -315,7 +326,7 @@ MAX_SAME_NAME = 3  # files of a missing path's name shown as where it may have m
 _TREES: dict[str, tuple[frozenset[str], list[str]]] = {}  # commit -> its root folders, its sorted paths
 
 
-def _tree(snapshot: "Snapshot") -> tuple[frozenset[str], list[str]]:
+def _tree(snapshot: Snapshot) -> tuple[frozenset[str], list[str]]:
     """The folders at the root of the snapshot's tree and its paths, sorted: worked out once per commit."""
     if snapshot.sha not in _TREES:
         paths = sorted(snapshot.blob_ids())
@@ -323,29 +334,41 @@ def _tree(snapshot: "Snapshot") -> tuple[frozenset[str], list[str]]:
     return _TREES[snapshot.sha]
 
 
-def _missing_path(path: str, snapshot: "Snapshot", message: str, history: bool) -> tuple[ReferenceStatus, str]:
+def _missing_path(path: str, snapshot: Snapshot, message: str, history: bool) -> tuple[ReferenceStatus, str]:
     if not history or path.split("/", 1)[0] not in _tree(snapshot)[0]:
         return ReferenceStatus.PHANTOM, message  # a relative path has no history of its own
     answer = index_for(snapshot).path_deletion(path)
     if answer.deletion is not None:
         return ReferenceStatus.DELETED, f"{message}; it was removed at {answer.deletion}"
     reach = "any of the" if answer.reached_root else "the"
-    return ReferenceStatus.PHANTOM, f"{message}, nor was it removed in {reach} {answer.commits} first-parent commits up to it"
+    return (
+        ReferenceStatus.PHANTOM,
+        f"{message}, nor was it removed in {reach} {answer.commits} first-parent commits up to it",
+    )
 
 
-def _absence(text: str, where: SourceLocation, snapshot: "Snapshot") -> Reference:
+def _absence(text: str, where: SourceLocation, snapshot: Snapshot) -> Reference:
     places = index_for(snapshot).occurrences(text)
     if not places:
         case = "in any case" if any_case(text) else "in this case"
-        return Reference(where, text, "absence", ReferenceStatus.ABSENT_CONFIRMED,
-                         f"`{text}` occurs nowhere at {snapshot.sha[:8]}, {case}, in file contents or paths")
+        return Reference(
+            where,
+            text,
+            "absence",
+            ReferenceStatus.ABSENT_CONFIRMED,
+            f"`{text}` occurs nowhere at {snapshot.sha[:8]}, {case}, in file contents or paths",
+        )
     shown = ", ".join(f"{p}:{n}" if n else f"{p} (path)" for p, n in places)
     first = next(((p, LineRange(n, n)) for p, n in places if n), None)
     return Reference(where, text, "absence", ReferenceStatus.PRESENT, f"`{text}` occurs at {shown}", first)
 
 
-_FRAGMENT_STATUS = {"ok": ReferenceStatus.OK, "value_differs": ReferenceStatus.VALUE_DIFFERS,
-                    "no_match": ReferenceStatus.NO_MATCH, "phantom": ReferenceStatus.PHANTOM}
+_FRAGMENT_STATUS = {
+    "ok": ReferenceStatus.OK,
+    "value_differs": ReferenceStatus.VALUE_DIFFERS,
+    "no_match": ReferenceStatus.NO_MATCH,
+    "phantom": ReferenceStatus.PHANTOM,
+}
 
 
 def _fragment_reference(name: Name, where: SourceLocation, verdict: FragmentVerdict) -> Reference:
@@ -355,7 +378,9 @@ def _fragment_reference(name: Name, where: SourceLocation, verdict: FragmentVerd
 def _phantom(name: str, at: str, answer: HistoryAnswer | None, searched: bool) -> tuple[ReferenceStatus, str]:
     head = f"`{name}` occurs nowhere at {at}"
     if answer is None:
-        return ReferenceStatus.PHANTOM, head + ("" if not searched else " (its history was not searched: time budget spent)")
+        return ReferenceStatus.PHANTOM, head + (
+            "" if not searched else " (its history was not searched: time budget spent)"
+        )
     if answer.deletion is not None:
         return ReferenceStatus.DELETED, f"{head}; it was deleted at {answer.deletion}"
     if answer.reached_root:
@@ -442,7 +467,9 @@ def _folder_before(chunk: str, before: Name, name: Name) -> str | None:
     """The folder of the path written just before `name`, when `name` is a relative path joined to it."""
     if before.kind != CODE or name.kind != CODE or "/" not in before.text or not _PATH_RE.fullmatch(name.text):
         return None
-    if name.text.split("/", 1)[0] == before.text.split("/", 1)[0] or not JOINED_RE.fullmatch(chunk[before.end:name.start]):
+    if name.text.split("/", 1)[0] == before.text.split("/", 1)[0] or not JOINED_RE.fullmatch(
+        chunk[before.end : name.start]
+    ):
         return None
     return before.text.rstrip("/").rsplit("/", 1)[0]
 
@@ -472,7 +499,7 @@ def defined_in_code_blocks(text: str) -> set[str]:
         if not info or info[0].lower() not in _CODE_LANGUAGES:
             continue
         close = b - 1 if b - 1 > a and lines[b - 1].strip().startswith(("```", "~~~")) else b
-        body = "\n".join(lines[a + 1:close]).encode("utf-8")
+        body = "\n".join(lines[a + 1 : close]).encode("utf-8")
         suffix = ".tsx" if info[0].lower() in ("tsx", "jsx") else ".ts"
         for dotted in build_symbol_table(f"block{suffix}", body).spans:
             names.add(dotted)

@@ -7,48 +7,34 @@ decides its status: path, then range, then symbol anchor, then content anchor.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from itertools import accumulate
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from typing import TYPE_CHECKING, Callable, Generic, Iterable, TypeVar
-
-from dshaudit.core.diagnostics import Diagnostic
-from dshaudit.core.diagnostics import Outcome
-from dshaudit.core.diagnostics import Place
-from dshaudit.core.diagnostics import Summary
-from dshaudit.core.diagnostics import permalink
-from dshaudit.core.diagnostics import rules_of
-from dshaudit.core.errors import DshauditError
-from dshaudit.core.errors import InputError
-from dshaudit.core.errors import RepoError
-from dshaudit.documents.findings import MARKDOWN_ENDINGS
-from dshaudit.documents.findings import FindingsFile
-from dshaudit.core.model import Citation
+from dshaudit.core.diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
+from dshaudit.core.errors import DshauditError, InputError, RepoError
+from dshaudit.core.model import (
+    Citation,
+    Claim,
+    ClaimStatus,
+    ClaimVerdict,
+    LineRange,
+    Pin,
+    SourceLocation,
+    Status,
+    Verdict,
+    format_lines,
+)
 from dshaudit.core.results import CheckResult
-from dshaudit.core.model import Claim
-from dshaudit.core.model import ClaimStatus
-from dshaudit.core.model import ClaimVerdict
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import Pin
-from dshaudit.core.model import SourceLocation
-from dshaudit.core.model import Status
-from dshaudit.core.model import Verdict
-from dshaudit.core.model import format_lines
+from dshaudit.core.status import DiagnosticStatus, Reach, Severity
+from dshaudit.documents.findings import MARKDOWN_ENDINGS, FindingsFile
+from dshaudit.documents.inference import FileView, Inferred, WordIndex, alnum, squash, suspect
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
-from dshaudit.core.status import DiagnosticStatus
-from dshaudit.core.status import Reach
-from dshaudit.core.status import Severity
-from dshaudit.documents.inference import FileView
-from dshaudit.documents.inference import Inferred
-from dshaudit.documents.inference import WordIndex
-from dshaudit.documents.inference import alnum
-from dshaudit.documents.inference import squash
-from dshaudit.documents.inference import suspect
-from dshaudit.lang.symbols import SymbolTable
-from dshaudit.lang.symbols import build_symbol_table
+from dshaudit.lang.symbols import SymbolTable, build_symbol_table
 
 _T = TypeVar("_T")
 
@@ -56,9 +42,9 @@ if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
-    from dshaudit.facts.book import FactBook
-    from dshaudit.documents.names import Name
     from dshaudit.core.references import Reference
+    from dshaudit.documents.names import Name
+    from dshaudit.facts.book import FactBook
 
 BINARY_SNIFF_BYTES = 8000
 # Files whose declarations tree-sitter reads (the TypeScript grammar).
@@ -82,7 +68,7 @@ class FileText:
         return self._words
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "FileText":
+    def from_bytes(cls, data: bytes) -> FileText:
         text = data.decode("utf-8", errors="replace")
         lines = text.split("\n")
         if lines and lines[-1] == "":
@@ -90,7 +76,7 @@ class FileText:
         return cls([ln.removesuffix("\r") for ln in lines])
 
     def cited_text(self, ranges: tuple[LineRange, ...]) -> str:
-        return "\n".join("\n".join(self.lines[r.start - 1:r.end]) for r in ranges)
+        return "\n".join("\n".join(self.lines[r.start - 1 : r.end]) for r in ranges)
 
     def find(self, anchor: str) -> list[int]:
         """1-based lines where the whitespace-free anchor starts, anywhere in the file."""
@@ -218,7 +204,9 @@ class Verifier:
         if pin is None:
             return verdict(
                 Status.UNKNOWN_PIN,
-                self.resolver.unknown(ref_text) if ref_text else "no pin: the findings file names none in its front matter",
+                self.resolver.unknown(ref_text)
+                if ref_text
+                else "no pin: the findings file names none in its front matter",
             )
         if citation.form == "permalink" and not self.repository().has_commit(pin.sha):
             return verdict(Status.UNKNOWN_PIN, f"the permalink's commit {pin.sha} is not in the DSH clone")
@@ -233,10 +221,14 @@ class Verifier:
         status, message, resolved = self._check_file(citation, snap, path, pin)
         return Verdict(citation, pin, status, (how + "; " if how else "") + message, resolved, path)
 
-    def _check_file(self, citation: Citation, snap: Snapshot, path: str,
-                    pin: Pin) -> tuple[Status, str, tuple[LineRange, ...]]:
+    def _check_file(
+        self, citation: Citation, snap: Snapshot, path: str, pin: Pin
+    ) -> tuple[Status, str, tuple[LineRange, ...]]:
         """The levels after the path: a text file, lines in range, symbol, anchors, inferred anchors."""
-        def failed(status: Status, message: str, resolved: tuple[LineRange, ...] = ()) -> tuple[Status, str, tuple[LineRange, ...]]:
+
+        def failed(
+            status: Status, message: str, resolved: tuple[LineRange, ...] = ()
+        ) -> tuple[Status, str, tuple[LineRange, ...]]:
             return status, message, resolved
 
         entry = snap.entry(path)
@@ -284,9 +276,12 @@ class Verifier:
             if absent:
                 hits = text.find(absent[0])
                 now = f"; it is at {_describe_lines(hits)}" if hits else f"; it is nowhere in {path}"
-                return failed(Status.CONTENT_MISMATCH,
-                              f"`{absent[0]}`, quoted beside the citation, is not in the declaration at "
-                              f"{_region_words((held,))}{now}", region)
+                return failed(
+                    Status.CONTENT_MISMATCH,
+                    f"`{absent[0]}`, quoted beside the citation, is not in the declaration at "
+                    f"{_region_words((held,))}{now}",
+                    region,
+                )
         if citation.expected_code:
             whole = alnum("\n".join(text.lines))
             absent = [code for code in citation.expected_code if alnum(code) not in whole]
@@ -294,16 +289,24 @@ class Verifier:
                 return failed(Status.CONTENT_MISMATCH, f"`{absent[0]}` is nowhere in {path} at {pin.name}")
         if region and not (citation.has_anchor or citation.expected_code):
             declarations = self.symbols(snap, path).spans if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS else {}
-            reason = suspect(Inferred(citation.inferred, citation.block, citation.words), region,
-                             FileView(text.lines, declarations, text.words(), path.lower().endswith(PROSE_FILE_ENDINGS)))
+            reason = suspect(
+                Inferred(citation.inferred, citation.block, citation.words),
+                region,
+                FileView(text.lines, declarations, text.words(), path.lower().endswith(PROSE_FILE_ENDINGS)),
+            )
             if reason:
                 return failed(Status.SUSPECT, reason, region)
         if pin.branch:
-            return failed(Status.UNPINNED, f"holds at branch {pin.name} ({pin.sha[:12]}), but a branch moves: "
-                                           "cite a commit", region)
+            return failed(
+                Status.UNPINNED,
+                f"holds at branch {pin.name} ({pin.sha[:12]}), but a branch moves: cite a commit",
+                region,
+            )
         return failed(Status.OK, "ok", region)
 
-    def _declaration_holding(self, snap: Snapshot, path: str, region: tuple[LineRange, ...], text: FileText) -> LineRange:
+    def _declaration_holding(
+        self, snap: Snapshot, path: str, region: tuple[LineRange, ...], text: FileText
+    ) -> LineRange:
         """The smallest declaration (doc comment included) that holds the first cited line; the cited lines
         themselves when no declaration does, or the file is not one tree-sitter reads."""
         first = region[0].start
@@ -327,8 +330,11 @@ class Verifier:
                 folder = folder.rpartition("/")[0]
         candidates = snap.paths_ending_with(path)
         if len(candidates) > 1 and citation.nearby:
-            near = [c for c in candidates if any(c.startswith(d + "/") or d.startswith(c.rsplit("/", 1)[0])
-                                                 for d in citation.nearby)]
+            near = [
+                c
+                for c in candidates
+                if any(c.startswith(d + "/") or d.startswith(c.rsplit("/", 1)[0]) for d in citation.nearby)
+            ]
             if len(near) == 1:
                 return near[0], f"`{path}` read as {near[0]} (the one under a folder this section cites)"
         if len(candidates) == 1:
@@ -381,8 +387,8 @@ def check(
     claims: bool = True,
     references: bool = True,
     verifier: Verifier | None = None,
-    book: "FactBook | None" = None,
-    ahead: "Ahead | None" = None,
+    book: FactBook | None = None,
+    ahead: Ahead | None = None,
     carry: Carry | None = None,
 ) -> CheckResult:
     """Verify every citation and evaluate every claim of every file. The
@@ -421,16 +427,22 @@ def check(
             work, looked = ahead.work, ahead.references
         else:
             work = _reference_work(files, resolver, pin_override) if references else []
-            looked = (_references_elsewhere(work, resolver, opened(), repository)
-                      if work and book is None and verifier is None else None)
+            looked = (
+                _references_elsewhere(work, resolver, opened(), repository)
+                if work and book is None and verifier is None
+                else None
+            )
         if work and looked is None:
             _prefetch_references(work, repository)
     except BaseException:
         _wait_quietly(claimed)
         raise
     try:
-        verdicts = (_check_citations(files, verifier or Verifier(resolver, repository), pin_override, carry)
-                    if citations else [])
+        verdicts = (
+            _check_citations(files, verifier or Verifier(resolver, repository), pin_override, carry)
+            if citations
+            else []
+        )
         looked_up = looked() if looked is not None else _check_references(work, resolver, repository)
     except BaseException:
         if looked is None:
@@ -452,12 +464,16 @@ def _require_pins(files: list[FindingsFile], resolver: PinResolver, pin_override
             raise InputError(f"front matter: {resolver.unknown(f.pin)}", file=f.path, line=f.pin_line or 2)
         if f.pin is None and pin_override is None and any(not c.pin_ref for c in f.citations):
             known = resolver.config.describe_pins()
-            raise InputError(f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
-                             f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)", file=f.path)
+            raise InputError(
+                f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
+                f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)",
+                file=f.path,
+            )
 
 
-def _list_trees(files: list[FindingsFile], resolver: PinResolver, repository: DshRepository,
-                pin_override: str | None) -> None:
+def _list_trees(
+    files: list[FindingsFile], resolver: PinResolver, repository: DshRepository, pin_override: str | None
+) -> None:
     """The tree of each pin the documents are checked at, listed (`Snapshot.index`, once
     per run): the citations read it here in any case. A pin the clone lacks is reported
     where the citations meet it."""
@@ -477,8 +493,13 @@ def _wait_quietly(waiting: Callable[[], object]) -> None:
         pass
 
 
-def _start_claims(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-                  pin_override: str | None, book: "FactBook | None") -> Callable[[], list[ClaimVerdict]]:
+def _start_claims(
+    files: list[FindingsFile],
+    resolver: PinResolver,
+    repository: Callable[[], DshRepository],
+    pin_override: str | None,
+    book: FactBook | None,
+) -> Callable[[], list[ClaimVerdict]]:
     """The claims' verdicts, as a function that waits for them. When facts must
     be measured, that runs in a forked process (`_in_a_process`), else in a
     thread through a handle of its own on the clone (`DshRepository.twin`),
@@ -504,11 +525,14 @@ def _measures(files: list[FindingsFile]) -> bool:
     return any(not c.problem for f in files for c in f.claims)
 
 
-def _claims_elsewhere(files: list[FindingsFile], resolver: PinResolver, here: DshRepository,
-                      pin_override: str | None) -> "_Elsewhere[list[ClaimVerdict]] | None":
+def _claims_elsewhere(
+    files: list[FindingsFile], resolver: PinResolver, here: DshRepository, pin_override: str | None
+) -> _Elsewhere[list[ClaimVerdict]] | None:
     return _in_a_process(
-        here, lambda twin: _check_claims(files, PinResolver(resolver.config, lambda: twin), lambda: twin, pin_override),
-        lambda: _check_claims(files, resolver, lambda: here, pin_override))
+        here,
+        lambda twin: _check_claims(files, PinResolver(resolver.config, lambda: twin), lambda: twin, pin_override),
+        lambda: _check_claims(files, resolver, lambda: here, pin_override),
+    )
 
 
 @dataclass
@@ -521,9 +545,9 @@ class Ahead:
 
     files: list[FindingsFile]
     pin_override: str | None
-    claims: "_Elsewhere[list[ClaimVerdict]] | None"
-    work: list["_Work"]  # the names and absence claims the references process looks up
-    references: "_Elsewhere[list[tuple[Pin, Reference]]] | None"
+    claims: _Elsewhere[list[ClaimVerdict]] | None
+    work: list[_Work]  # the names and absence claims the references process looks up
+    references: _Elsewhere[list[tuple[Pin, Reference]]] | None
 
     def serves(self, files: list[FindingsFile], pin_override: str | None) -> bool:
         return pin_override == self.pin_override and _read_alike(files) == _read_alike(self.files)
@@ -539,8 +563,9 @@ def _read_alike(files: list[FindingsFile]) -> list[tuple[str, str | None, tuple[
     return [(f.path, f.pin, f.claims, f.text) for f in files]
 
 
-def start_ahead(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-                pin_override: str | None) -> Ahead | None:
+def start_ahead(
+    files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository], pin_override: str | None
+) -> Ahead | None:
     """Start measuring the claims of `files` (read without their citations) and looking up
     their names, in other processes, now; None when a pin names nothing or the input
     is refused (`check` reports it), or there is no process to run them in."""
@@ -571,14 +596,19 @@ def start_ahead(files: list[FindingsFile], resolver: PinResolver, repository: Ca
     return Ahead(files, pin_override, claims, work if references is not None else [], references)
 
 
-def _references_elsewhere(work: list[_Work], resolver: PinResolver, here: DshRepository,
-                          repository: Callable[[], DshRepository]) -> "_Elsewhere[list[tuple[Pin, Reference]]] | None":
-    return _in_a_process(here, lambda twin: _look_up_references(work, resolver, lambda: twin),
-                         lambda: _look_up_references(work, resolver, repository))
+def _references_elsewhere(
+    work: list[_Work], resolver: PinResolver, here: DshRepository, repository: Callable[[], DshRepository]
+) -> _Elsewhere[list[tuple[Pin, Reference]]] | None:
+    return _in_a_process(
+        here,
+        lambda twin: _look_up_references(work, resolver, lambda: twin),
+        lambda: _look_up_references(work, resolver, repository),
+    )
 
 
-def _in_a_process(repository: DshRepository, compute: Callable[[DshRepository], _T],
-                  again: Callable[[], _T]) -> "_Elsewhere[_T] | None":
+def _in_a_process(
+    repository: DshRepository, compute: Callable[[DshRepository], _T], again: Callable[[], _T]
+) -> _Elsewhere[_T] | None:
     """`compute` run in a forked process, through a handle of its own on the clone, beside
     what the caller does meanwhile: both are mostly Python, and in threads of one
     process they would take turns. Returns a function that waits for the answer, or
@@ -606,13 +636,15 @@ def _can_fork() -> bool:
 
     from dshaudit.facts import parallel
 
-    return parallel.workers() >= 2 and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    return (
+        parallel.workers() >= 2 and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    )
 
 
 class _Elsewhere(Generic[_T]):
     """A forked process computing an answer: calling this waits for it."""
 
-    def __init__(self, reader: "Connection", child: "BaseProcess", again: Callable[[], _T]):
+    def __init__(self, reader: Connection, child: BaseProcess, again: Callable[[], _T]):
         self.reader, self.child, self.again = reader, child, again
 
     def __call__(self) -> _T:
@@ -640,7 +672,7 @@ class _Elsewhere(Generic[_T]):
 _INTERRUPTED = "interrupted"  # what the child sends when Ctrl-C stopped it
 
 
-def _child(writer: "Connection", compute: Callable[[DshRepository], object], repository: DshRepository) -> None:
+def _child(writer: Connection, compute: Callable[[DshRepository], object], repository: DshRepository) -> None:
     """In the forked process: the answer, sent back, and what was measured, cached.
     The parent's git processes are its own: this process opens the clone anew."""
     from dshaudit.platform import cache
@@ -665,9 +697,8 @@ _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple
 
 def _reference_work(files: list[FindingsFile], resolver: PinResolver, pin_override: str | None) -> list[_Work]:
     """Each document's names and absence claims, at its pin."""
+    from dshaudit.checking.references import absent_claims, document_names
     from dshaudit.documents.names import MAX_NAME_CHARS
-    from dshaudit.checking.references import absent_claims
-    from dshaudit.checking.references import document_names
 
     work: list[_Work] = []
     for f in files:
@@ -679,8 +710,11 @@ def _reference_work(files: list[FindingsFile], resolver: PinResolver, pin_overri
         absent = [(t, SourceLocation(f.path, line, col)) for t, line, col in absent_claims(f.text)]
         for text, where in absent:
             if len(text) > MAX_NAME_CHARS:  # a name, not a page: and it is looked up through git's command line
-                raise InputError(f"`absent:` names {len(text)} characters; a name is at most {MAX_NAME_CHARS}",
-                                 file=f.path, line=where.line)
+                raise InputError(
+                    f"`absent:` names {len(text)} characters; a name is at most {MAX_NAME_CHARS}",
+                    file=f.path,
+                    line=where.line,
+                )
         if items or absent:
             work.append((f, pin, items, absent))
     return work
@@ -692,15 +726,18 @@ def _prefetch_references(work: list[_Work], repository: Callable[[], DshReposito
 
     try:
         for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
-            prefetch_references([i for _, p, items, _ in work if p == pin for i in items],
-                                repository().snapshot(pin.sha, pin.name),
-                                [t for _, p, _, absent in work if p == pin for t, _ in absent])
+            prefetch_references(
+                [i for _, p, items, _ in work if p == pin for i in items],
+                repository().snapshot(pin.sha, pin.name),
+                [t for _, p, _, absent in work if p == pin for t, _ in absent],
+            )
     except RepoError:
         pass  # a commit the clone lacks: reported where the citations and references meet it
 
 
-def _look_up_references(work: list[_Work], resolver: PinResolver,
-                        repository: Callable[[], DshRepository]) -> list[tuple[Pin, "Reference"]]:
+def _look_up_references(
+    work: list[_Work], resolver: PinResolver, repository: Callable[[], DshRepository]
+) -> list[tuple[Pin, Reference]]:
     _prefetch_references(work, repository)
     return _check_references(work, resolver, repository)
 
@@ -715,16 +752,16 @@ def _stop_references(work: list[_Work], repository: Callable[[], DshRepository])
             pass
 
 
-def _check_references(work: list[_Work], resolver: PinResolver,
-                      repository: Callable[[], DshRepository]) -> list[tuple[Pin, "Reference"]]:
+def _check_references(
+    work: list[_Work], resolver: PinResolver, repository: Callable[[], DshRepository]
+) -> list[tuple[Pin, Reference]]:
     """The names and quoted code of each document, looked up at its pin."""
-    from dshaudit.checking.references import check_references
-    from dshaudit.checking.references import compare_fragments
-    from dshaudit.checking.references import document_exemptions
+    from dshaudit.checking.references import check_references, compare_fragments, document_exemptions
 
     for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
-        compare_fragments([i for _, p, items, _ in work if p == pin for i in items],
-                          repository().snapshot(pin.sha, pin.name))
+        compare_fragments(
+            [i for _, p, items, _ in work if p == pin for i in items], repository().snapshot(pin.sha, pin.name)
+        )
     out: list[tuple[Pin, Reference]] = []
     for f, pin, items, absent in work:
         # Pin names in prose (`rc7`) name pins, not code.
@@ -739,8 +776,9 @@ def _check_references(work: list[_Work], resolver: PinResolver,
 Carry = Callable[[list[tuple[Citation, Pin, Pin]], Verifier], list[Verdict]]
 
 
-def _check_citations(files: list[FindingsFile], verifier: Verifier, pin_override: str | None,
-                     carry: Carry | None) -> list[Verdict]:
+def _check_citations(
+    files: list[FindingsFile], verifier: Verifier, pin_override: str | None, carry: Carry | None
+) -> list[Verdict]:
     resolver, repository = verifier.resolver, verifier.repository
     work: list[tuple[Citation, Pin | None, str | None]] = []
     carried: list[tuple[Citation, Pin, Pin]] = []
@@ -754,8 +792,9 @@ def _check_citations(files: list[FindingsFile], verifier: Verifier, pin_override
                 work.append((c, pin, ref))
     for pin in sorted({pin for c, pin, _ in work if pin is not None and not c.problem}, key=lambda p: p.sha):
         if repository().has_commit(pin.sha):
-            verifier.read_ahead(repository().snapshot(pin.sha, pin.name),
-                                {c.path for c, p, _ in work if p == pin and not c.problem})
+            verifier.read_ahead(
+                repository().snapshot(pin.sha, pin.name), {c.path for c, p, _ in work if p == pin and not c.problem}
+            )
     verdicts = [verifier.verify(c, pin, ref) for c, pin, ref in work]
     if carried:
         if carry is None:
@@ -765,8 +804,9 @@ def _check_citations(files: list[FindingsFile], verifier: Verifier, pin_override
     return verdicts
 
 
-def citation_pin(c: Citation, f: FindingsFile, resolver: PinResolver,
-                 pin_override: str | None) -> tuple[Pin | None, str | None]:
+def citation_pin(
+    c: Citation, f: FindingsFile, resolver: PinResolver, pin_override: str | None
+) -> tuple[Pin | None, str | None]:
     """The pin a citation is checked at, and the reference that named it: its own
     `@` suffix, else --pin, else its file's front matter."""
     ref = c.pin_ref or pin_override or f.pin
@@ -775,10 +815,14 @@ def citation_pin(c: Citation, f: FindingsFile, resolver: PinResolver,
     return (resolver.resolve(ref) if ref else None), ref
 
 
-def _check_claims(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-                  pin_override: str | None, own_book: "FactBook | None" = None) -> list[ClaimVerdict]:
-    from dshaudit.documents.claims import evaluate
-    from dshaudit.documents.claims import split_ref
+def _check_claims(
+    files: list[FindingsFile],
+    resolver: PinResolver,
+    repository: Callable[[], DshRepository],
+    pin_override: str | None,
+    own_book: FactBook | None = None,
+) -> list[ClaimVerdict]:
+    from dshaudit.documents.claims import evaluate, split_ref
     from dshaudit.facts.book import FactBook, registry
 
     known = set(registry())
@@ -848,28 +892,37 @@ class Coverage(DiagnosticStatus):
         return "coverage"
 
     NO_CITATIONS = (
-        "no_citations", Severity.WARNING, "A file holds citation-shaped text but no citation was found.",
+        "no_citations",
+        Severity.WARNING,
+        "A file holds citation-shaped text but no citation was found.",
         "Text such as `path:12` stands in a code block or comment, is written in a form dshaudit does not "
         "read, or is broken by a character it cannot see. Write it as METHOD.md says; under --strict this fails.",
         Reach.NOWHERE,
     )
     NOTHING_CHECKED = (
-        "nothing_checked", Severity.WARNING, "The PATHS given hold no citation.",
+        "nothing_checked",
+        Severity.WARNING,
+        "The PATHS given hold no citation.",
         "Nothing was checked against DSH: the files hold no citation dshaudit reads (or there are no Markdown "
-        "files). Check the paths; under --strict this fails.", Reach.NOWHERE,
+        "files). Check the paths; under --strict this fails.",
+        Reach.NOWHERE,
     )
 
 
 def coverage(files: list[FindingsFile], result: CheckResult, paths: tuple[str, ...]) -> tuple[Diagnostic, ...]:
     """Warnings for what was not checked: a file with citation-shaped text and
     no citation; no citation at all in PATHS the user named."""
-    from dshaudit.documents.findings import citation_shaped
-    from dshaudit.documents.findings import no_citations_message
-    from dshaudit.documents.findings import split_front_matter
+    from dshaudit.documents.findings import citation_shaped, no_citations_message, split_front_matter
 
     def warning(status: Coverage, where: SourceLocation, message: str) -> Diagnostic:
-        return Diagnostic("coverage", where, status, message, identity=("coverage", str(status)),
-                          payload_of=lambda: {"source": where.to_dict(), "status": status.value, "message": message})
+        return Diagnostic(
+            "coverage",
+            where,
+            status,
+            message,
+            identity=("coverage", str(status)),
+            payload_of=lambda: {"source": where.to_dict(), "status": status.value, "message": message},
+        )
 
     out = []
     for f in files:
@@ -877,23 +930,34 @@ def coverage(files: list[FindingsFile], result: CheckResult, paths: tuple[str, .
             continue
         shaped = citation_shaped(f.text, split_front_matter(f.text, f.path)[1])
         if shaped is not None:
-            out.append(warning(Coverage.NO_CITATIONS, SourceLocation(f.path, shaped[0], 1), no_citations_message(*shaped)))
+            out.append(
+                warning(Coverage.NO_CITATIONS, SourceLocation(f.path, shaped[0], 1), no_citations_message(*shaped))
+            )
     # A document with names or claims but no citation was checked all the same: only nothing at all is said.
     if paths and not (result.verdicts or result.references or result.claims):
         where = SourceLocation(files[0].path if files else paths[0], 1, 1)
         named = ", ".join(paths)
-        what = (f"its {len(files)} Markdown file{'s hold' if len(files) > 1 else ' holds'} no citation, name or claim "
-                "dshaudit reads" if files else "it holds no Markdown file")
+        what = (
+            f"its {len(files)} Markdown file{'s hold' if len(files) > 1 else ' holds'} no citation, name or claim "
+            "dshaudit reads"
+            if files
+            else "it holds no Markdown file"
+        )
         out.append(warning(Coverage.NOTHING_CHECKED, where, f"nothing checked in {named}: {what}"))
     return tuple(out)
 
 
-def check_outcome(result: CheckResult, web_url: str, strict: bool = False, command: str = "check",
-                  coverage: tuple[Diagnostic, ...] = ()) -> Outcome:
+def check_outcome(
+    result: CheckResult,
+    web_url: str,
+    strict: bool = False,
+    command: str = "check",
+    coverage: tuple[Diagnostic, ...] = (),
+) -> Outcome:
     """A check's verdicts as diagnostics: citations, then claims, each in file
     order; then what was not checked (`coverage`)."""
-    from dshaudit.documents.claims import claim_diagnostic
     from dshaudit.core.references import ReferenceStatus
+    from dshaudit.documents.claims import claim_diagnostic
 
     s = result.summary()
     bullets = [("Citations", s.citations_line)]

@@ -9,16 +9,14 @@ behaviour, so no formatter keeps a table of its own.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import quote
 
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import Pin
-from dshaudit.core.model import SourceLocation
-from dshaudit.core.status import DiagnosticStatus
-from dshaudit.core.status import Severity
+from dshaudit.core.model import LineRange, Pin, SourceLocation
+from dshaudit.core.status import DiagnosticStatus, Severity
 
 
 def permalink(web_url: str, sha: str, path: str, lines: LineRange | None) -> str:

@@ -14,10 +14,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from dshaudit.core.status import DiagnosticStatus
-from dshaudit.core.status import Reach
-from dshaudit.core.status import Severity
-
+from dshaudit.core.status import DiagnosticStatus, Reach, Severity
 
 
 @dataclass(frozen=True, order=True)
@@ -122,78 +119,105 @@ class Status(DiagnosticStatus):
 
     OK = ("ok", N)
     INVALID_CITATION = (
-        "invalid_citation", E, "The citation is malformed.",
+        "invalid_citation",
+        E,
+        "The citation is malformed.",
         "It names line 0, a range that runs backwards, or an absolute or `..` path. "
         "Line numbers start at 1, ranges run forwards, and paths are relative to the DSH repository root.",
         Reach.NOWHERE,
     )
     UNKNOWN_PIN = (
-        "unknown_pin", E, "The citation names no known pin.",
+        "unknown_pin",
+        E,
+        "The citation names no known pin.",
         "The `@` suffix or the findings file's front matter names no pin of dshaudit.toml, no tag of the "
         "DSH clone, and is not a full 40-hex SHA. Add the pin to dshaudit.toml, fix its name, or cite a full SHA.",
         Reach.NOWHERE,
     )
     MISSING_PATH = (
-        "missing_path", E, "The cited file does not exist at the pin.",
+        "missing_path",
+        E,
+        "The cited file does not exist at the pin.",
         "The file was renamed, moved or deleted at the pinned commit. The message names the closest "
         "existing path; `dshaudit show` it, or carry the findings over with `dshaudit rebase`.",
         Reach.NOWHERE,
     )
     NOT_A_FILE = (
-        "not_a_file", E, "The cited path is not a regular file.",
+        "not_a_file",
+        E,
+        "The cited path is not a regular file.",
         "At the pin the path is a directory, a symbolic link or a submodule. Cite the file it leads to.",
         Reach.FILE,
     )
     BINARY = (
-        "binary", E, "The cited file is binary.",
+        "binary",
+        E,
+        "The cited file is binary.",
         "Only text files can be cited by line. Cite a text file instead.",
         Reach.FILE,
     )
     OUT_OF_RANGE = (
-        "out_of_range", E, "The cited lines run past the end of the file.",
-        "The file is shorter at the pin than the citation says. Read it with `dshaudit show` and fix "
-        "the line numbers.",
+        "out_of_range",
+        E,
+        "The cited lines run past the end of the file.",
+        "The file is shorter at the pin than the citation says. Read it with `dshaudit show` and fix the line numbers.",
         Reach.FILE,
     )
     UNKNOWN_SYMBOL = (
-        "unknown_symbol", E, "The cited #Symbol resolves to no declaration.",
+        "unknown_symbol",
+        E,
+        "The cited #Symbol resolves to no declaration.",
         "No declaration with that dotted name exists in the file at the pin. The message names the "
         "closest declaration; check the spelling or whether the code moved.",
     )
     OUTSIDE_SYMBOL = (
-        "outside_symbol", E, "The cited lines lie outside the cited #Symbol.",
+        "outside_symbol",
+        E,
+        "The cited lines lie outside the cited #Symbol.",
         "The symbol resolved, but its span does not hold the cited lines. Fix the lines, or drop them "
         "and let the symbol stand alone.",
     )
     CONTENT_MISMATCH = (
-        "content_mismatch", E, "An anchor is not on the cited lines.",
+        "content_mismatch",
+        E,
+        "An anchor is not on the cited lines.",
         "The cited lines now hold other code. The message says where the anchor text is now, if it is "
         "anywhere in the file; fix the line numbers (`dshaudit rebase` does it) or the anchor.",
     )
     AMBIGUOUS_PATH = (
-        "ambiguous_path", E, "The cited path could name several files.",
+        "ambiguous_path",
+        E,
+        "The cited path could name several files.",
         "It is not a path of the tree as written, and several tracked files end with it. The message lists "
         "them; write the path in full.",
         Reach.NOWHERE,
     )
     SUSPECT = (
-        "suspect", Severity.WARNING, "The cited lines do not hold what the text around the citation names.",
+        "suspect",
+        Severity.WARNING,
+        "The cited lines do not hold what the text around the citation names.",
         "The citation has no anchor, so the names in its sentence (or the block it heads) stand in for one: "
         "none of them is on the cited lines, and one is elsewhere in the file. The message says where; fix the "
         "lines, and add an anchor (`dshaudit anchor` proposes one).",
     )
     MOVED_SINCE = (
-        "moved_since", E, "The cited text stands on other lines at the pin checked.",
+        "moved_since",
+        E,
+        "The cited text stands on other lines at the pin checked.",
         "The document was written at another commit; between it and the pin checked, the lines it cites moved "
         "(or their file was renamed), so its numbers now point at other code. The message says where the text is.",
     )
     CHANGED_SINCE = (
-        "changed_since", E, "The cited lines were edited or removed since the document's own commit.",
+        "changed_since",
+        E,
+        "The cited lines were edited or removed since the document's own commit.",
         "Between the commit the document was written at and the pin checked, the diff touched the cited lines: "
         "re-read them, and cite what is there now.",
     )
     UNPINNED = (
-        "unpinned", Severity.WARNING, "The citation names a branch, not a commit.",
+        "unpinned",
+        Severity.WARNING,
+        "The citation names a branch, not a commit.",
         "It holds at the branch's head today, but a branch moves. Cite a commit (a full SHA, a tag or a pin).",
     )
 
@@ -220,8 +244,9 @@ class Verdict:
 
     def as_dict(self) -> dict[str, Any]:
         c = self.citation
-        anchor = ({"symbol": c.symbol, "content": list(c.anchors), "declared": list(c.declared)}
-                  if c.has_anchor else None)
+        anchor = (
+            {"symbol": c.symbol, "content": list(c.anchors), "declared": list(c.declared)} if c.has_anchor else None
+        )
         return {
             "source": c.source.to_dict(),
             "target": {
@@ -235,7 +260,8 @@ class Verdict:
             "form": c.form,
             "quoted": c.quoted,
             "resolved": {"path": self.path, "pin": self.pin.name, "sha": self.pin.sha}
-            if self.pin is not None and self.status.reach is not Reach.NOWHERE else None,
+            if self.pin is not None and self.status.reach is not Reach.NOWHERE
+            else None,
             "status": self.status.value,
             "message": self.message,
         }
@@ -336,21 +362,29 @@ class ClaimStatus(DiagnosticStatus):
 
     CONFIRMED = ("confirmed", N)
     CONTRADICTED = (
-        "contradicted", E, "The measured fact contradicts the claim.",
+        "contradicted",
+        E,
+        "The measured fact contradicts the claim.",
         "The fact measured from the syntax trees at the pin does not satisfy the claim. "
         "`dshaudit facts FACT` shows the value, its counting rule and its evidence; correct the claim.",
     )
     UNKNOWN_FACT = (
-        "unknown_fact", E, "The claim names an unknown fact or field.",
+        "unknown_fact",
+        E,
+        "The claim names an unknown fact or field.",
         "`dshaudit facts` lists every fact and its fields; fix the name.",
     )
     CANNOT_EVALUATE = (
-        "cannot_evaluate", E, "The fact cannot be measured at the pin.",
+        "cannot_evaluate",
+        E,
+        "The fact cannot be measured at the pin.",
         "A parse error or a missing file stands where the fact's evidence would be, so dshaudit refuses "
         "to give a count it cannot trust. The message says where.",
     )
     INVALID_CLAIM = (
-        "invalid_claim", E, "The claim cannot be read or compared.",
+        "invalid_claim",
+        E,
+        "The claim cannot be read or compared.",
         "A claim is `FACT[.FIELD] OP VALUE` with OP one of == != < <= > >= contains excludes, and the "
         "value must be of a kind the operator compares. METHOD.md gives the grammar.",
     )

@@ -22,26 +22,34 @@ class ReferenceStatus(DiagnosticStatus):
 
     OK = ("ok", N)
     PHANTOM = (
-        "phantom", E, "A name the document uses occurs nowhere at the pin.",
+        "phantom",
+        E,
+        "A name the document uses occurs nowhere at the pin.",
         "No text file at the pinned commit holds the name as a whole word, and the history search found no "
         "commit that deleted it. Fix the spelling, name what the code calls it, or, if the document means "
         "the name is absent, say so with `absent: NAME`.",
         Reach.NOWHERE,
     )
     DELETED = (
-        "deleted", E, "A name the document uses was deleted before the pin.",
+        "deleted",
+        E,
+        "A name the document uses was deleted before the pin.",
         "The name occurred in an earlier first-parent commit; the message says which commit removed it. "
         "Name what replaced it, or pin the document to a commit that still has it.",
         Reach.NOWHERE,
     )
     VALUE_DIFFERS = (
-        "value_differs", E, "Quoted code gives a value the code does not.",
+        "value_differs",
+        E,
+        "Quoted code gives a value the code does not.",
         "The quoted name is declared at the pin with another value; the message names the line. "
         "Quote the value the code has.",
         Reach.LINES,
     )
     NO_MATCH = (
-        "no_match", E, "Quoted code matches no code at the pin.",
+        "no_match",
+        E,
+        "Quoted code matches no code at the pin.",
         "No code at the pinned commit has this structure (whitespace, quote style and trailing commas "
         "aside; an object may have more entries than quoted). Quote the code as it is, or write prose "
         "instead of code.",
@@ -49,7 +57,9 @@ class ReferenceStatus(DiagnosticStatus):
     )
     ABSENT_CONFIRMED = ("absent", N, "", "", Reach.NOWHERE)
     PRESENT = (
-        "present", E, "A name the document says is absent occurs at the pin.",
+        "present",
+        E,
+        "A name the document says is absent occurs at the pin.",
         "The `absent:` claim is contradicted: the message names the first places that hold the name "
         "(any case, whole word). Correct the claim.",
         Reach.LINES,

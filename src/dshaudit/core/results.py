@@ -40,8 +40,10 @@ class CheckSummary:
 
     @property
     def references_line(self) -> str:
-        return f"{self.references} names and quoted code: {self.references - self.references_failed} ok, " \
-               f"{self.references_failed} failed"
+        return (
+            f"{self.references} names and quoted code: {self.references - self.references_failed} ok, "
+            f"{self.references_failed} failed"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -51,8 +51,14 @@ class DiagnosticStatus(str, Enum):
     help: str
     reach: Reach
 
-    def __new__(cls, value: str, severity: Severity = Severity.ERROR, short: str = "", help: str = "",
-                reach: Reach = Reach.LINES) -> "DiagnosticStatus":
+    def __new__(
+        cls,
+        value: str,
+        severity: Severity = Severity.ERROR,
+        short: str = "",
+        help: str = "",
+        reach: Reach = Reach.LINES,
+    ) -> DiagnosticStatus:
         member = str.__new__(cls, value)
         member._value_ = value
         member.severity = severity

@@ -20,21 +20,10 @@ from __future__ import annotations
 
 import re
 
-
-from dshaudit.documents import searches
-from dshaudit.core.diagnostics import MAX_PLACES
-from dshaudit.core.diagnostics import Diagnostic
-from dshaudit.core.diagnostics import Place
-from dshaudit.core.diagnostics import permalink
-from dshaudit.core.model import Claim
-from dshaudit.core.model import ClaimStatus
-from dshaudit.core.model import ClaimVerdict
-from dshaudit.core.model import Fact
-from dshaudit.core.model import FactStatus
-from dshaudit.core.model import Pin
-from dshaudit.core.model import SourceLocation
-from dshaudit.core.model import merge_evidence
+from dshaudit.core.diagnostics import MAX_PLACES, Diagnostic, Place, permalink
+from dshaudit.core.model import Claim, ClaimStatus, ClaimVerdict, Fact, FactStatus, Pin, SourceLocation, merge_evidence
 from dshaudit.core.status import Severity
+from dshaudit.documents import searches
 
 # Possessive quantifiers: a span or expression that does not match fails at
 # once, never by trying every way to split a run of spaces (quadratic time).
@@ -130,7 +119,9 @@ def parse_claim(kind: str, expression: str, source: SourceLocation) -> Claim:
         return Claim(kind, expression[:80], "", "", None, source, beyond)
     m = _EXPR_RE.match(expression)
     if not m:
-        return Claim(kind, expression, "", "", None, source, "expected FACT[.FIELD] OP VALUE, e.g. `claim: x.count == 5`")
+        return Claim(
+            kind, expression, "", "", None, source, "expected FACT[.FIELD] OP VALUE, e.g. `claim: x.count == 5`"
+        )
     ref, op, raw = m.groups()
     try:
         expected = parse_value(raw)
@@ -153,7 +144,9 @@ def claims_in_text(text: str, line_offset: int, display_path: str) -> list[Claim
             beyond = limit_problem(expression)
             if beyond:
                 raise InputError(f"`{m.group(1)}:` {beyond}", file=display_path, line=line_offset + i + 1)
-            out.append(parse_claim(m.group(1), expression, SourceLocation(display_path, line_offset + i + 1, m.start() + 1)))
+            out.append(
+                parse_claim(m.group(1), expression, SourceLocation(display_path, line_offset + i + 1, m.start() + 1))
+            )
     return out
 
 
@@ -201,7 +194,9 @@ def compare(measured: object, op: str, expected: object) -> bool:
         return present if op == "contains" else absent
     if not isinstance(measured, (int, float)) or isinstance(measured, bool) or not isinstance(expected, (int, float)):
         raise TypeError(f"`{op}` compares numbers; the measured value is {show(measured)}")
-    return {"<": measured < expected, "<=": measured <= expected, ">": measured > expected, ">=": measured >= expected}[op]
+    return {"<": measured < expected, "<=": measured <= expected, ">": measured > expected, ">=": measured >= expected}[
+        op
+    ]
 
 
 def show(value: object) -> str:
@@ -220,7 +215,9 @@ def show(value: object) -> str:
 
 
 def evaluate(claim: Claim, pin: Pin | None, fact: Fact | None, known: set[str]) -> ClaimVerdict:
-    def verdict(status: ClaimStatus, measured: object = None, message: str = "", fact: Fact | None = None) -> ClaimVerdict:
+    def verdict(
+        status: ClaimStatus, measured: object = None, message: str = "", fact: Fact | None = None
+    ) -> ClaimVerdict:
         return ClaimVerdict(claim, pin, status, measured, message, fact)
 
     if claim.problem:
@@ -240,7 +237,9 @@ def evaluate(claim: Claim, pin: Pin | None, fact: Fact | None, known: set[str]) 
         measured = fact.fields[field]
     else:
         fields = ", ".join(sorted(fact.fields)) or "none"
-        return verdict(ClaimStatus.UNKNOWN_FACT, message=f"{fact_id} has no field {field!r} (fields: {fields})", fact=fact)
+        return verdict(
+            ClaimStatus.UNKNOWN_FACT, message=f"{fact_id} has no field {field!r} (fields: {fields})", fact=fact
+        )
     try:
         holds = compare(measured, claim.op, claim.expected)
     except TypeError as exc:
@@ -260,8 +259,10 @@ def claim_diagnostic(v: ClaimVerdict, web_url: str) -> Diagnostic:
         if fact is None:
             return ()
         pin = fact.pin
-        return tuple(Place(pin, e.path, e.lines, permalink(web_url, pin.sha, e.path, e.lines))
-                     for e in merge_evidence(fact.evidence)[:MAX_PLACES])
+        return tuple(
+            Place(pin, e.path, e.lines, permalink(web_url, pin.sha, e.path, e.lines))
+            for e in merge_evidence(fact.evidence)[:MAX_PLACES]
+        )
 
     override = Severity.NOTE if c.kind == "prior" and v.status is ClaimStatus.CONTRADICTED else None
     return Diagnostic(

@@ -20,18 +20,11 @@ import yaml
 from markdown_it import MarkdownIt
 
 from dshaudit.core.errors import InputError
-from dshaudit.platform.writing import ReadFile
-from dshaudit.platform.writing import read_regular
-from dshaudit.documents.claims import CLAIM_SPAN_RE
-from dshaudit.documents.claims import claims_in_text
-from dshaudit.documents.grammar import JOINED_RE
-from dshaudit.documents.grammar import RawCitation
-from dshaudit.documents.grammar import find_citations
-from dshaudit.documents.inference import Inferred
-from dshaudit.documents.inference import infer
-from dshaudit.core.model import Citation
-from dshaudit.core.model import Claim
-from dshaudit.core.model import SourceLocation
+from dshaudit.core.model import Citation, Claim, SourceLocation
+from dshaudit.documents.claims import CLAIM_SPAN_RE, claims_in_text
+from dshaudit.documents.grammar import JOINED_RE, RawCitation, find_citations
+from dshaudit.documents.inference import Inferred, infer
+from dshaudit.platform.writing import ReadFile, read_regular
 
 MAX_FINDINGS_BYTES = 20 * 1024 * 1024
 MARKDOWN_ENDINGS = (".md", ".markdown", ".mdx")  # what a Markdown document is named (lowercased)
@@ -86,14 +79,16 @@ class _FrontMatterLoader(yaml.SafeLoader):
             raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not allowed in front matter", mark)
         self._nodes += 1
         if self._nodes > MAX_FRONT_MATTER_NODES:
-            raise yaml.composer.ComposerError(None, None, f"more than {MAX_FRONT_MATTER_NODES} values in front matter",
-                                              mark)
+            raise yaml.composer.ComposerError(
+                None, None, f"more than {MAX_FRONT_MATTER_NODES} values in front matter", mark
+            )
         collection = isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent))
         if collection:
             self._depth += 1
             if self._depth > MAX_FRONT_MATTER_DEPTH:
-                raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_FRONT_MATTER_DEPTH} levels deep",
-                                                  mark)
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {MAX_FRONT_MATTER_DEPTH} levels deep", mark
+                )
         try:
             return super().compose_node(parent, index)
         finally:
@@ -110,8 +105,8 @@ class _FrontMatterLoader(yaml.SafeLoader):
                 continue  # unhashable: the safe loader reports it
             if first is not None:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is given twice (first on line {first + 2}); keep one",
-                    key_node.start_mark)
+                    None, None, f"key {key!r} is given twice (first on line {first + 2}); keep one", key_node.start_mark
+                )
             seen[key] = key_node.start_mark.line
         return super().construct_mapping(node, deep)
 
@@ -125,7 +120,8 @@ class _FrontMatterLoader(yaml.SafeLoader):
         digits = sum(ch.isdigit() for ch in str(node.value))
         if digits > MAX_YAML_INT_DIGITS:
             raise yaml.constructor.ConstructorError(
-                None, None, f"a number of {digits} digits (at most {MAX_YAML_INT_DIGITS})", node.start_mark)
+                None, None, f"a number of {digits} digits (at most {MAX_YAML_INT_DIGITS})", node.start_mark
+            )
         return super().construct_yaml_int(node)
 
 
@@ -151,8 +147,11 @@ def read_front_matter(text: str, where: str) -> FrontMatter:
             break
         size += len(lines[i]) + 1
         if size > MAX_FRONT_MATTER_BYTES:
-            raise FrontMatterError(f"front matter is longer than the {MAX_FRONT_MATTER_BYTES} characters "
-                                   "dshaudit reads", file=where, line=i + 1)
+            raise FrontMatterError(
+                f"front matter is longer than the {MAX_FRONT_MATTER_BYTES} characters dshaudit reads",
+                file=where,
+                line=i + 1,
+            )
     else:
         raise FrontMatterError("front matter opened with '---' is never closed", file=where, line=1)
     loader = None
@@ -163,8 +162,9 @@ def read_front_matter(text: str, where: str) -> FrontMatter:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise FrontMatterError(f"malformed front matter: {problem}", file=where,
-                               line=mark.line + 2 if mark is not None else None) from None
+        raise FrontMatterError(
+            f"malformed front matter: {problem}", file=where, line=mark.line + 2 if mark is not None else None
+        ) from None
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # what a constructor raises on odd input
         raise FrontMatterError(f"malformed front matter: {exc}", file=where, line=2) from None
     finally:
@@ -232,7 +232,7 @@ def raw_lines(text: str) -> tuple[str, list[tuple[str, str]]]:
     lines numbered as `normalise_text` numbers them, so a writer can change
     a line and put every other byte back as it was."""
     bom = text[: len(text) - len(text.lstrip("\ufeff"))]
-    parts = re.split(r"(\r\n|\r|\n)", text[len(bom):])
+    parts = re.split(r"(\r\n|\r|\n)", text[len(bom) :])
     return bom, [(parts[i], parts[i + 1] if i + 1 < len(parts) else "") for i in range(0, len(parts), 2)]
 
 
@@ -319,8 +319,9 @@ def claims_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> lis
     return [c for a, b in chunks for c in claims_in_text("\n".join(lines[a:b]), a, display_path)]
 
 
-def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web_url: str | None = None,
-                          link_base: str | None = None) -> list[Citation]:
+def citations_in_markdown(
+    text: str, display_path: str, skip_lines: int = 0, web_url: str | None = None, link_base: str | None = None
+) -> list[Citation]:
     """Every citation of a Markdown file's prose (and the headers of its fenced
     blocks), with what the text around each says it holds (inference.py).
     `link_base`: the document's folder in DSH's tree, when it is read from there
@@ -330,55 +331,74 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
     headings = [i for i, ln in enumerate(lines) if i >= skip_lines and _HEADING_RE.match(ln)]
     pending: list[tuple[RawCitation, int, int, tuple[str, ...], Inferred, str | None]] = []
 
-    def add(raw: RawCitation, line_index: int, column: int, extra_anchors: tuple[str, ...] = (),
-            inferred: Inferred = Inferred(), context_dir: str | None = None) -> None:
+    def add(
+        raw: RawCitation,
+        line_index: int,
+        column: int,
+        extra_anchors: tuple[str, ...] = (),
+        inferred: Inferred = Inferred(),
+        context_dir: str | None = None,
+    ) -> None:
         pending.append((raw, line_index, column, extra_anchors, inferred, context_dir))
 
-    def build(raw: RawCitation, line_index: int, column: int, extra_anchors: tuple[str, ...],
-              inferred: Inferred, context_dir: str | None, nearby: tuple[str, ...]) -> Citation:
+    def build(
+        raw: RawCitation,
+        line_index: int,
+        column: int,
+        extra_anchors: tuple[str, ...],
+        inferred: Inferred,
+        context_dir: str | None,
+        nearby: tuple[str, ...],
+    ) -> Citation:
         anchored = bool(raw.anchors or extra_anchors or raw.symbol or raw.declared)
-        return (
-            Citation(
-                path=raw.path,
-                lines=raw.lines,
-                symbol=raw.symbol,
-                pin_ref=raw.pin,
-                anchors=raw.anchors + extra_anchors,
-                source=SourceLocation(display_path, line_index + 1, column + 1),
-                text=raw.text,
-                problem=raw.problem,
-                form=raw.form,
-                expected_code=raw.expected_code,
-                inferred=() if anchored else inferred.names,
-                block=() if anchored else inferred.block,
-                words=() if anchored else inferred.words,
-                quoted=raw.marked_quoted,
-                context_dir=context_dir,
-                written=raw.written if raw.written != raw.text else "",
-                declared=raw.declared,
-                nearby=nearby,
-            )
+        return Citation(
+            path=raw.path,
+            lines=raw.lines,
+            symbol=raw.symbol,
+            pin_ref=raw.pin,
+            anchors=raw.anchors + extra_anchors,
+            source=SourceLocation(display_path, line_index + 1, column + 1),
+            text=raw.text,
+            problem=raw.problem,
+            form=raw.form,
+            expected_code=raw.expected_code,
+            inferred=() if anchored else inferred.names,
+            block=() if anchored else inferred.block,
+            words=() if anchored else inferred.words,
+            quoted=raw.marked_quoted,
+            context_dir=context_dir,
+            written=raw.written if raw.written != raw.text else "",
+            declared=raw.declared,
+            nearby=nearby,
         )
 
     for a, b in chunks:
         chunk = "\n".join(lines[a:b])
         starts = [0]
-        for ln in lines[a:b - 1]:
+        for ln in lines[a : b - 1]:
             starts.append(starts[-1] + len(ln) + 1)
         claim_spans = [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
         # A claim's value may name `path:line` (a search's matched lines): it is a value, not a citation.
-        raws = [r for r in find_citations(chunk, web_url, link_base) if not any(s <= r.start < e for s, e in claim_spans)]
+        raws = [
+            r for r in find_citations(chunk, web_url, link_base) if not any(s <= r.start < e for s, e in claim_spans)
+        ]
         skip = [(r.start, max(r.end, r.anchors_end)) for r in raws] + claim_spans
         # Only a citation without an anchor of its own needs one inferred.
         bare = [r for r in raws if not (r.anchors or r.symbol)]
         everything = [(r.start, max(r.end, r.anchors_end)) for r in raws]
         heading = lines[headings[bisect_right(headings, a) - 1]] if headings and headings[0] < a else ""
-        inferred = dict(zip((id(r) for r in bare),
-                            infer(chunk, [(r.start, r.end) for r in bare], skip, everything, heading)))
+        inferred = dict(
+            zip((id(r) for r in bare), infer(chunk, [(r.start, r.end) for r in bare], skip, everything, heading))
+        )
         for i, raw in enumerate(raws):
             li, col = _offset_to_line_col(starts, raw.start)
-            add(raw, a + li, col, inferred=inferred.get(id(raw), Inferred()),
-                context_dir=_context_dir(chunk, raws[i - 1], raw) if i else None)
+            add(
+                raw,
+                a + li,
+                col,
+                inferred=inferred.get(id(raw), Inferred()),
+                context_dir=_context_dir(chunk, raws[i - 1], raw) if i else None,
+            )
 
     # A fenced block whose first line is a comment naming a citation:
     # the block's other non-blank lines are anchors for it.
@@ -389,11 +409,11 @@ def citations_in_markdown(text: str, display_path: str, skip_lines: int = 0, web
         m = _FENCE_HEADER_RE.match(header)
         if not m:
             continue
-        found = find_citations(header[m.end():], web_url)
+        found = find_citations(header[m.end() :], web_url)
         if not found or found[0].start != 0:
             continue
         close = b - 1 if b - 1 > a + 1 and lines[b - 1].strip().startswith(("```", "~~~")) else b
-        body = tuple(ln.strip() for ln in lines[a + 2:close] if ln.strip())
+        body = tuple(ln.strip() for ln in lines[a + 2 : close] if ln.strip())
         add(found[0], a + 1, m.end(), body)
     pending = _source_fences(pending, lines, fences)
     pending.sort(key=lambda p: (p[1], p[2]))
@@ -437,7 +457,7 @@ def _source_fences(pending: list, lines: list[str], fences: list[tuple[int, int]
             continue
         a, b = fence
         close = b - 1 if lines[b - 1].strip().startswith(("```", "~~~")) else b
-        code = [ln.strip() for ln in lines[a + 1:close] if ln.strip() and not _DOC_COMMENT_LINE_RE.match(ln)]
+        code = [ln.strip() for ln in lines[a + 1 : close] if ln.strip() and not _DOC_COMMENT_LINE_RE.match(ln)]
         if code:
             raw, li, col, extra, inferred, context_dir = out[ks[0]]
             out[ks[0]] = (replace(raw, declared=(code[0],)), li, col, extra, inferred, context_dir)
@@ -450,15 +470,20 @@ def _fence_beside(line_index: int, lines: list[str], fences: list[tuple[int, int
         # Only a fence a few lines away can qualify: the far ones are skipped before their lines are read.
         if not (0 <= line_index - b <= MAX_LINES_BETWEEN + 2 or 0 <= a - line_index - 1 <= MAX_LINES_BETWEEN + 2):
             continue
-        between = lines[b:line_index] if b <= line_index else lines[line_index + 1:a] if a > line_index else None
+        between = lines[b:line_index] if b <= line_index else lines[line_index + 1 : a] if a > line_index else None
         if between is None:
             continue
         words = [ln for ln in between if ln.strip()]
         if b > line_index and words:
             continue  # below: only blank lines between
-        if len(between) <= MAX_LINES_BETWEEN + 2 and len(words) <= MAX_LINES_BETWEEN and not any(
+        if (
+            len(between) <= MAX_LINES_BETWEEN + 2
+            and len(words) <= MAX_LINES_BETWEEN
+            and not any(
                 _HEADING_RE.match(ln) or _SOURCE_LINE_RE.match(ln) or ln.lstrip().startswith(("```", "~~~"))
-                for ln in words):
+                for ln in words
+            )
+        ):
             return a, b
     return None
 
@@ -466,7 +491,7 @@ def _fence_beside(line_index: int, lines: list[str], fences: list[tuple[int, int
 def _context_dir(chunk: str, before: RawCitation, raw: RawCitation) -> str | None:
     if "/" not in before.path or raw.path.startswith(before.path.split("/", 1)[0] + "/"):
         return None
-    if not JOINED_RE.fullmatch(chunk[max(before.end, before.anchors_end):raw.start]):
+    if not JOINED_RE.fullmatch(chunk[max(before.end, before.anchors_end) : raw.start]):
         return None
     return before.path.rsplit("/", 1)[0]
 
@@ -497,17 +522,19 @@ def citation_shaped(text: str, skip_lines: int = 0) -> tuple[int, str] | None:
         return None
     line_start = text.rfind("\n", 0, m.start()) + 1
     line_end = text.find("\n", m.end())
-    line = text[line_start:line_end if line_end != -1 else len(text)]
+    line = text[line_start : line_end if line_end != -1 else len(text)]
     column = m.start() - line_start
     lo = max((line.rfind(ch, 0, column) for ch in " \t`("), default=-1) + 1
-    word = line[max(lo, column - 60):column + 16].split()[0] if line[lo:column + 16].strip() else ""
+    word = line[max(lo, column - 60) : column + 16].split()[0] if line[lo : column + 16].strip() else ""
     return text.count("\n", 0, m.start()) + 1, word.strip("`")
 
 
 def no_citations_message(line: int, word: str) -> str:
     """What `check` and `lint` say of a file with citation-shaped text and no citation."""
-    return (f"no citation found in the file, though line {line} holds citation-shaped text `{word}` "
-            "(in a code block or comment, or in a form dshaudit does not read)")
+    return (
+        f"no citation found in the file, though line {line} holds citation-shaped text `{word}` "
+        "(in a code block or comment, or in a form dshaudit does not read)"
+    )
 
 
 def display_path(path: Path) -> str:
@@ -534,12 +561,15 @@ def load_findings_file(path: Path, web_url: str | None = None, citations: bool =
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = len(re.split(rb"\r\n|\r|\n", data[: exc.start].removeprefix(b"\xef\xbb\xbf")))
-        raise InputError(f"not UTF-8 (byte 0x{data[exc.start]:02x}); findings must be UTF-8", file=shown, line=line) from None
+        raise InputError(
+            f"not UTF-8 (byte 0x{data[exc.start]:02x}); findings must be UTF-8", file=shown, line=line
+        ) from None
     return parse_findings(text, shown, web_url, read, citations)
 
 
-def parse_findings(text: str, shown: str, web_url: str | None = None, read: ReadFile | None = None,
-                   citations: bool = True) -> FindingsFile:
+def parse_findings(
+    text: str, shown: str, web_url: str | None = None, read: ReadFile | None = None, citations: bool = True
+) -> FindingsFile:
     """A findings file from its text: read from disk by `load_findings_file` (`read`
     is the file as read, for a writer to check), or an editor's buffer (the
     language server); `shown` names it in messages."""
@@ -548,14 +578,18 @@ def parse_findings(text: str, shown: str, web_url: str | None = None, read: Read
     pin = front.data.get("pin")
     pin_line = front.key_lines.get("pin", 2)
     if pin is not None and not isinstance(pin, str):
-        raise FrontMatterError(f"front matter 'pin' must be a pin name or a full SHA, not {pin!r}", file=shown,
-                               line=pin_line)
+        raise FrontMatterError(
+            f"front matter 'pin' must be a pin name or a full SHA, not {pin!r}", file=shown, line=pin_line
+        )
     if pin is not None:
         written = parse_pin_line(text.split("\n", pin_line)[pin_line - 1])
         if written is None or written.value != pin:
-            raise FrontMatterError("front matter: write the pin on a line of its own as `pin: NAME` (quotes "
-                                   "and a comment allowed), the one form `rebase --write` rewrites",
-                                   file=shown, line=pin_line)
+            raise FrontMatterError(
+                "front matter: write the pin on a line of its own as `pin: NAME` (quotes "
+                "and a comment allowed), the one form `rebase --write` rewrites",
+                file=shown,
+                line=pin_line,
+            )
     skip = front.skip
     return FindingsFile(
         path=shown,

@@ -187,7 +187,7 @@ def _anchors_after(text: str, pos: int, ticks: _Ticks) -> tuple[tuple[str, ...],
         span = ticks.span_at(pos)
         if not span:
             break
-        content = _code_content(text[span[1]:span[2]])
+        content = _code_content(text[span[1] : span[2]])
         if content.strip():
             anchors.append(content.strip())
         pos = end = span[3]
@@ -215,8 +215,7 @@ _SYMBOL_COLON_RE = re.compile(r":(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]
 # The quoted text is bounded: an unclosed quote is looked for within a line's
 # first few hundred characters, not to its end from every path on it.
 MAX_QUOTED_CODE = 400
-_QUOTED_CODE_RE = re.compile(
-    r"`[ \t]*[(（][ \t]*(?P<tick>`+)(?P<code>.{1,%d}?)(?P=tick)[ \t]*[)）]" % MAX_QUOTED_CODE)
+_QUOTED_CODE_RE = re.compile(r"`[ \t]*[(（][ \t]*(?P<tick>`+)(?P<code>.{1,%d}?)(?P=tick)[ \t]*[)）]" % MAX_QUOTED_CODE)
 _PERMALINKS: dict[str, re.Pattern[str]] = {}
 
 
@@ -268,8 +267,11 @@ def _relative_links(text: str, link_base: str) -> list[RawCitation]:
         spec = lines_m.group("a") + (f"-{lines_m.group('b')}" if lines_m.group("b") else "")
         lines, bad = parse_lines(spec)
         start = m.start("target")
-        out.append(RawCitation(target, resolved, lines, problem or bad, None, None, (), start, m.end(),
-                               "relative-link", written=target))
+        out.append(
+            RawCitation(
+                target, resolved, lines, problem or bad, None, None, (), start, m.end(), "relative-link", written=target
+            )
+        )
     return out
 
 
@@ -319,8 +321,24 @@ def find_citations(text: str, web_url: str | None = None, link_base: str | None 
             continue
         names = ", ".join(describe_character(ch) for ch in inside)
         problem = f"holds {names}, a character that does not show (what is seen is not what is cited); delete it"
-        flagged.append(RawCitation(text[a:b], c.path, c.lines, problem, c.symbol, c.pin, (), a, b, c.form,
-                                   c.expected_code, c.marked_quoted, b, text[a:b]))
+        flagged.append(
+            RawCitation(
+                text[a:b],
+                c.path,
+                c.lines,
+                problem,
+                c.symbol,
+                c.pin,
+                (),
+                a,
+                b,
+                c.form,
+                c.expected_code,
+                c.marked_quoted,
+                b,
+                text[a:b],
+            )
+        )
     if not flagged:
         return found
     spans = [(f.start, f.end) for f in flagged]
@@ -340,7 +358,9 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
     if link_base is not None:
         for raw in _relative_links(text, link_base):
             urls.append((raw.start, raw.end))
-            anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, raw.start, raw.end), ticks)
+            anchors, anchors_end = _anchors_after(
+                text, _after_span(text, spans, span_starts, raw.start, raw.end), ticks
+            )
             found.append(replace(raw, anchors=anchors, anchors_end=anchors_end))
     if web_url:
         for m in _permalink_re(web_url).finditer(text):
@@ -350,9 +370,25 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
             lines_spec = m.group("a") + (f"-{m.group('b')}" if m.group("b") else "")
             lines, problem = parse_lines(lines_spec)
             path = m.group("path")
-            anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()), ticks)
-            found.append(RawCitation(m.group(0), path, lines, problem, None, m.group("ref"), anchors,
-                                     m.start(), m.end(), "permalink", anchors_end=anchors_end, written=m.group(0)))
+            anchors, anchors_end = _anchors_after(
+                text, _after_span(text, spans, span_starts, m.start(), m.end()), ticks
+            )
+            found.append(
+                RawCitation(
+                    m.group(0),
+                    path,
+                    lines,
+                    problem,
+                    None,
+                    m.group("ref"),
+                    anchors,
+                    m.start(),
+                    m.end(),
+                    "permalink",
+                    anchors_end=anchors_end,
+                    written=m.group(0),
+                )
+            )
     links = sorted(urls)  # a fragment inside a link or permalink is theirs
     link_starts = [a for a, _ in links]
     for m in _FRAGMENT_CITATION_RE.finditer(text):
@@ -362,9 +398,23 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
         urls.append((m.start(), m.end()))
         lines, problem = parse_lines(m.group("a") + (f"-{m.group('b')}" if m.group("b") else ""))
         anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()), ticks)
-        found.append(RawCitation(m.group(0), m.group("path"), lines, problem, None, m.group("pin"), anchors,
-                                 m.start(), m.end(), "line-fragment", anchors_end=anchors_end, written=m.group(0),
-                                 marked_quoted=_marked_quoted(text, spans, span_starts, m.start())))
+        found.append(
+            RawCitation(
+                m.group(0),
+                m.group("path"),
+                lines,
+                problem,
+                None,
+                m.group("pin"),
+                anchors,
+                m.start(),
+                m.end(),
+                "line-fragment",
+                anchors_end=anchors_end,
+                written=m.group(0),
+                marked_quoted=_marked_quoted(text, spans, span_starts, m.start()),
+            )
+        )
     urls.sort()
     url_starts = [a for a, _ in urls]
     for m in CITATION_RE.finditer(text):
@@ -390,7 +440,7 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
         anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), end), ticks)
         found.append(
             RawCitation(
-                text=text[m.start():end] if form == "symbol" else m.group(0),
+                text=text[m.start() : end] if form == "symbol" else m.group(0),
                 path=path,
                 lines=lines,
                 problem=problem,
@@ -403,7 +453,7 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
                 expected_code=quoted,
                 marked_quoted=_marked_quoted(text, spans, span_starts, m.start()),
                 anchors_end=anchors_end,
-                written=text[m.start():written_end],
+                written=text[m.start() : written_end],
             )
         )
     found.sort(key=lambda c: c.start)
@@ -416,8 +466,9 @@ _CONTINUATION_RE = re.compile(rf"(?<![\w./:@\\\-+)\]>])(?P<lines>:{_PART}(?:,{_P
 MAX_CONTINUATION_GAP = 120  # characters between a citation and a continuation of it
 
 
-def _with_continuations(text: str, found: list[RawCitation], spans: list[tuple[int, int, int, int]],
-                        span_starts: list[int], ticks: "_Ticks") -> list[RawCitation]:
+def _with_continuations(
+    text: str, found: list[RawCitation], spans: list[tuple[int, int, int, int]], span_starts: list[int], ticks: _Ticks
+) -> list[RawCitation]:
     """`found`, with each continuation that follows one of them turned into a citation of its file."""
     if not found or ":" not in text:
         return found
@@ -430,17 +481,31 @@ def _with_continuations(text: str, found: list[RawCitation], spans: list[tuple[i
         if k < 0 or m.start() < extents[k][1]:
             continue  # before every citation, or inside one (its anchors)
         prev = found[k]
-        gap = text[extents[k][1]:m.start()]
+        gap = text[extents[k][1] : m.start()]
         if len(gap) > MAX_CONTINUATION_GAP or "\n\n" in gap or _SENTENCE_BREAK_RE.search(gap):
             continue
         k = bisect_right(span_starts, m.start()) - 1
         in_span = k >= 0 and spans[k][1] <= m.start() and m.end() <= spans[k][2]
-        if in_span and text[spans[k][1]:spans[k][2]].strip() != m.group(0):
+        if in_span and text[spans[k][1] : spans[k][2]].strip() != m.group(0):
             continue  # inside other code: `a ? b :1`
         lines, problem = parse_lines(m.group("lines")[1:])
         anchors, anchors_end = _anchors_after(text, _after_span(text, spans, span_starts, m.start(), m.end()), ticks)
-        out.append(RawCitation(m.group(0), prev.path, lines, problem, None, prev.pin, anchors, m.start(), m.end(),
-                               "continuation", anchors_end=anchors_end, written=m.group(0)))
+        out.append(
+            RawCitation(
+                m.group(0),
+                prev.path,
+                lines,
+                problem,
+                None,
+                prev.pin,
+                anchors,
+                m.start(),
+                m.end(),
+                "continuation",
+                anchors_end=anchors_end,
+                written=m.group(0),
+            )
+        )
     return sorted(out, key=lambda c: c.start)
 
 
@@ -483,7 +548,12 @@ def _wild_form(text: str, pos: int, path: str) -> tuple[str, str | None, str | N
     # `path` (`another/path:12` → ...) is a citation in brackets, not code quoted from the file.
     # Only a file quotes code: `plan/mode` (`{ active: boolean }`) names an event, and
     # `AGENTS.md` (`packages/`, `docs/`) lists several spans, not one quotation.
-    if (m and m.group("code").strip() and _extension(path) and m.group("tick") not in m.group("code")
-            and not find_citations(m.group("code"))):
+    if (
+        m
+        and m.group("code").strip()
+        and _extension(path)
+        and m.group("tick") not in m.group("code")
+        and not find_citations(m.group("code"))
+    ):
         return "quoted-code", None, None, (m.group("code").strip(),), pos, m.end()
     return None

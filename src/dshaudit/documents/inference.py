@@ -21,17 +21,12 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
 
 from dshaudit.core.model import LineRange
-from dshaudit.documents.names import CODE
-from dshaudit.documents.names import PACKAGE
-from dshaudit.documents.names import STRING
-from dshaudit.documents.names import URL_RE
-from dshaudit.documents.names import Name
-from dshaudit.documents.names import code_names
+from dshaudit.documents.names import CODE, PACKAGE, STRING, URL_RE, Name, code_names
 
 _PATHISH_RE = re.compile(r"\]\([^)\s]*\)|[\w.@~-]*/[\w./@~-]*")
 
@@ -130,8 +125,13 @@ class _Masks:
         return [(s - a, e - a) for s, e in self.within(a, b)]
 
 
-def infer(chunk: str, spans: list[tuple[int, int]], skip: list[tuple[int, int]],
-          citations: list[tuple[int, int]] | None = None, heading: str = "") -> list[Inferred]:
+def infer(
+    chunk: str,
+    spans: list[tuple[int, int]],
+    skip: list[tuple[int, int]],
+    citations: list[tuple[int, int]] | None = None,
+    heading: str = "",
+) -> list[Inferred]:
     """Candidate anchors for each citation at `spans` (start, end) in `chunk`.
     `skip` lists every span that is not prose (citations, their anchors, claims).
     `citations` are all the citations of the chunk (with their anchors): in a
@@ -144,8 +144,13 @@ def infer(chunk: str, spans: list[tuple[int, int]], skip: list[tuple[int, int]],
 
 # Remembered by chunk, as grammar's citations are: an edited document's other chunks are as they were.
 @lru_cache(maxsize=4096)
-def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int, int], ...],
-           citations: tuple[tuple[int, int], ...], heading: str) -> tuple[Inferred, ...]:
+def _infer(
+    chunk: str,
+    spans: tuple[tuple[int, int], ...],
+    skip: tuple[tuple[int, int], ...],
+    citations: tuple[tuple[int, int], ...],
+    heading: str,
+) -> tuple[Inferred, ...]:
     scopes = _Scopes(chunk) if spans else None
     masks = _Masks(skip)
     cites = sorted(citations or [])
@@ -163,27 +168,36 @@ def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int
         if crowded(a, b) or (row and crowded(*row)):
             out.append(Inferred())
             continue
-        others = [(s, e) for s, e in cites[bisect_left(cite_starts, a):bisect_left(cite_starts, b)]
-                  if not (s <= start < e)]
+        others = [
+            (s, e) for s, e in cites[bisect_left(cite_starts, a) : bisect_left(cite_starts, b)] if not (s <= start < e)
+        ]
         before = [e for s, e in others if e <= start]
         after = [s for s, e in others if s >= end]
         clause = (max(before, default=a), min(after, default=b))
         # Words between this citation and the next are the next one's clause (`A (c1), documented
         # as B (c2)`), unless code is attached right after it: this citation's clause ends with it.
-        past = end + 1 if chunk[end:end + 1] == "`" else end  # the citation's own closing backtick
-        cut = (bool(after) and not _ATTACHED_RE.match(chunk, past, min(after))
-               and len(words_of(_masked(chunk, (end, min(after)), masks))) >= CLAUSE_WORDS)
+        past = end + 1 if chunk[end : end + 1] == "`" else end  # the citation's own closing backtick
+        cut = (
+            bool(after)
+            and not _ATTACHED_RE.match(chunk, past, min(after))
+            and len(words_of(_masked(chunk, (end, min(after)), masks))) >= CLAUSE_WORDS
+        )
         if cut:
             clause = (clause[0], end)
         # A continuation (`:183` after `x.ts:372`) cites other lines of the file: the names
         # of the sentence are its parent's, so it keeps to its own clause.
         continuation = chunk[start:end].lstrip("`").startswith(":")
-        if others and (_has_names(chunk, clause, masks) or len(others) > 1 or continuation or cut
-                       or (before and len(words_of(_masked(chunk, (max(before), start), masks))) >= CLAUSE_WORDS)):
+        if others and (
+            _has_names(chunk, clause, masks)
+            or len(others) > 1
+            or continuation
+            or cut
+            or (before and len(words_of(_masked(chunk, (max(before), start), masks))) >= CLAUSE_WORDS)
+        ):
             a, b = clause
         names = [Name(n.text, n.kind, n.start + a, n.end + a) for n in code_names(chunk[a:b], masks.relative(a, b))]
         names = [n for n in names if _distinctive(n) and not _NEGATED_RE.search(chunk, max(0, n.start - 24), n.start)]
-        subject = [n for n in names if n.end <= start and _SUBJECT_GAP_RE.match(chunk[n.end:start])]
+        subject = [n for n in names if n.end <= start and _SUBJECT_GAP_RE.match(chunk[n.end : start])]
         chosen = [_anchor_text(n) for n in subject[-1:] or names]
         if not chosen:
             chosen = lead_ins.names(start)
@@ -197,7 +211,7 @@ def _infer(chunk: str, spans: tuple[tuple[int, int], ...], skip: tuple[tuple[int
 CLAUSE_WORDS = 2  # content words between two citations that make a clause of their own
 
 
-def _masked(chunk: str, span: tuple[int, int], masks: "_Masks") -> str:
+def _masked(chunk: str, span: tuple[int, int], masks: _Masks) -> str:
     """The text of `span` with the masked parts (citations, anchors, claims) blanked."""
     a, b = span
     text = chunk[a:b]
@@ -208,16 +222,19 @@ def _masked(chunk: str, span: tuple[int, int], masks: "_Masks") -> str:
 
 
 # A name the text says is not there (`no \`origin\``, `without \`cwd\``, `没有 \`x\``) is not expected on the lines.
-_NEGATED_RE = re.compile(r"(?:\b(?:no|not|without|nor|never|neither|lacks?)\s+(?:an?\s+|the\s+|any\s+)?|(?:没有|无|不含|并无)\s*)[`'\"“]?$",
-                         re.IGNORECASE)
+_NEGATED_RE = re.compile(
+    r"(?:\b(?:no|not|without|nor|never|neither|lacks?)\s+(?:an?\s+|the\s+|any\s+)?|(?:没有|无|不含|并无)\s*)[`'\"“]?$",
+    re.IGNORECASE,
+)
 
 
 # Code right after a citation (`x.ts:12` `name`, `x.ts:12` (`name`)) is said of it, whatever follows.
 _ATTACHED_RE = re.compile(r"[\s,:(（→>-]*`")
 
 
-def _own_clause(chunk: str, scope: tuple[int, int], start: int, end: int,
-                 others: list[tuple[int, int]]) -> tuple[int, int]:
+def _own_clause(
+    chunk: str, scope: tuple[int, int], start: int, end: int, others: list[tuple[int, int]]
+) -> tuple[int, int]:
     """The words that speak of one citation among several in a sentence: those
     written before it, back to the previous citation that has words between
     (`A does x (c1) and B does y (c2)`: `B does y` is c2's); citations that
@@ -266,15 +283,18 @@ def _scope_words(chunk: str, span: tuple[int, int], masks: _Masks) -> tuple[str,
 
 # Plain and kebab-case words (package and folder names), numbers and versions, file names, paths.
 _PLAIN_WORD_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*|[A-Z][a-z]+|\d[\w.+-]*|[\w.-]+\.[a-z]{1,5}|\S*/\S*")
-_KEYWORDS = frozenset("if else for while return true false null undefined void new this const let var function class "
-                      "import export default async await type interface enum extends".split())
+_KEYWORDS = frozenset(
+    "if else for while return true false null undefined void new this const let var function class "
+    "import export default async await type interface enum extends".split()
+)
 
 
 # A slashed name that is not a path: an event or a channel (`internal/plugin`, `loader/entry-init`),
 # lowercase words with no file ending, under no folder a path of the repository starts with.
 _SLASHED_NAME_RE = re.compile(r"[a-z][a-z0-9-]*(?:/[a-z][a-z0-9-]*)+")
-_PATH_ROOTS = frozenset("packages apps vendor docs scripts src lib test tests node_modules dist build bin config "
-                        "examples tools".split())
+_PATH_ROOTS = frozenset(
+    "packages apps vendor docs scripts src lib test tests node_modules dist build bin config examples tools".split()
+)
 
 
 def _distinctive(name: Name) -> bool:
@@ -303,7 +323,7 @@ class _LeadIns:
         chunk = self.chunk
         line_start = chunk.rfind("\n", 0, start) + 1
         line_end = chunk.find("\n", line_start)
-        line = chunk[line_start:line_end if line_end != -1 else len(chunk)]
+        line = chunk[line_start : line_end if line_end != -1 else len(chunk)]
         if not _LIST_ITEM_RE.match(line):
             return []
         indent = len(line) - len(line.lstrip())
@@ -316,10 +336,14 @@ class _LeadIns:
             if known is not None and known[0] == indent:
                 names = known[1]  # a sibling item: it leads in from the same line
                 break
-            if prev.strip() and len(prev) - len(prev.lstrip()) < indent or (prev.strip() and not _LIST_ITEM_RE.match(prev)
-                                                                             and prev.rstrip().endswith(":")):
-                names = [_anchor_text(n) for n in code_names(prev, self.masks.relative(prev_start, pos))
-                         if _distinctive(n)]
+            if (
+                prev.strip()
+                and len(prev) - len(prev.lstrip()) < indent
+                or (prev.strip() and not _LIST_ITEM_RE.match(prev) and prev.rstrip().endswith(":"))
+            ):
+                names = [
+                    _anchor_text(n) for n in code_names(prev, self.masks.relative(prev_start, pos)) if _distinctive(n)
+                ]
                 break
             pos = prev_start - 1
         self._found[line_start] = (indent, names)
@@ -348,7 +372,7 @@ def _block(chunk: str, start: int, end: int) -> tuple[str, ...]:
     head = _HEADING_COMMENT_RE.match(chunk, line_start)
     if not head or head.end() != start or chunk[end:line_end].strip(" `-–>") != "":
         return ()
-    body = [ln.strip() for ln in chunk[line_end + 1:].split("\n", MAX_BLOCK_LINES)[:MAX_BLOCK_LINES]]
+    body = [ln.strip() for ln in chunk[line_end + 1 :].split("\n", MAX_BLOCK_LINES)[:MAX_BLOCK_LINES]]
     return tuple(ln for ln in body if ln)
 
 
@@ -360,7 +384,8 @@ def _block(chunk: str, start: int, end: int) -> tuple[str, ...]:
 
 _RUN_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _PART_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-_STOP = frozenset("""
+_STOP = frozenset(
+    """
     the and for are but not you all any can had her was one our out has him his how its may new now old
     see two way who did get let say she too use that with have this will your from they know want been
     good much some time very when come here just like long make many more only over such take than them
@@ -368,7 +393,8 @@ _STOP = frozenset("""
     between both does doing down during further once same should through under until while where whom why
     would could itself ever every because before above against within without upon whose nor off own yet
     line lines file files code cited cite citation text says said shows show here there thing things
-    """.split())
+    """.split()
+)
 
 
 def _stem(word: str) -> str:
@@ -435,7 +461,7 @@ class FileView:
     prose: bool = False  # Markdown or plain text
 
     def text(self, r: LineRange) -> str:
-        return "\n".join(self.lines[r.start - 1:r.end])
+        return "\n".join(self.lines[r.start - 1 : r.end])
 
     def find(self, needle: str) -> list[int]:
         """1-based lines holding the needle, whitespace ignored (one line at a time; enough for names)."""
@@ -463,23 +489,32 @@ def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -
     if elsewhere:
         said = "; ".join(f"`{name}` is {where}" for name, where in elsewhere[:3])
         return f"the lines cited hold none of the names the text gives them: {said}"
-    return (_suspect_shape(region, view) or _suspect_midsentence(inferred.words, region, view)
-            or (_suspect_words(inferred.words, region, view) if view.words else None))
+    return (
+        _suspect_shape(region, view)
+        or _suspect_midsentence(inferred.words, region, view)
+        or (_suspect_words(inferred.words, region, view) if view.words else None)
+    )
 
 
 def _suspect_midsentence(words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView) -> str | None:
     """A citation that starts inside a sentence of a comment (or paragraph) and
     shares no word with its own sentence: not lines someone chose by reading."""
     r = region[0]
-    if r.start < 2 or view.words is None or not _continues_sentence(view.lines[r.start - 2], view.lines[r.start - 1], view.prose):
+    if (
+        r.start < 2
+        or view.words is None
+        or not _continues_sentence(view.lines[r.start - 2], view.lines[r.start - 1], view.prose)
+    ):
         return None
     if any(view.words.present(_stem(w), p.start, p.end) for w in words for p in region):
         return None
     first, last = _said(view.lines[r.start - 1], view.prose), _said(view.lines[region[-1].end - 1], view.prose)
     if _CLAUSE_BREAK_RE.search(first) and last.endswith((".", "!", "?")):
         return None  # a sentence that starts on the first line and ends on the last: cited whole
-    return (f"line {r.start}, where the citation starts, goes on with a sentence that line {r.start - 1} begins, "
-            "and the cited lines share no word with the text: they have probably moved")
+    return (
+        f"line {r.start}, where the citation starts, goes on with a sentence that line {r.start - 1} begins, "
+        "and the cited lines share no word with the text: they have probably moved"
+    )
 
 
 # A line of nothing but closing brackets and separators: the end of something, never its start.
@@ -506,15 +541,21 @@ def _suspect_shape(region: tuple[LineRange, ...], view: FileView) -> str | None:
         if not last.strip():
             return f"line {r.end}, where the citation ends, is blank: its lines have probably moved"
         if last.strip() in _COMMENT_OPENERS:
-            return (f"line {r.end}, where the citation ends, only opens a comment: what the comment says, "
-                    "and the code it documents, are below the cited lines, so they have probably moved")
+            return (
+                f"line {r.end}, where the citation ends, only opens a comment: what the comment says, "
+                "and the code it documents, are below the cited lines, so they have probably moved"
+            )
         if r.start == r.end and not alnum(_OPENER_WORDS_RE.sub("", first)):
-            return (f"line {r.start} is only `{first.strip()}`: a line with nothing of its own to cite, "
-                    "so the citation has probably moved")
+            return (
+                f"line {r.start} is only `{first.strip()}`: a line with nothing of its own to cite, "
+                "so the citation has probably moved"
+            )
         opened = _comment_opened_inside(r, view.lines)
         if opened:
-            return (f"the citation ends inside the comment that line {opened} opens, which goes on below it: "
-                    "a comment is cited whole or with the code it documents, so its lines have probably moved")
+            return (
+                f"the citation ends inside the comment that line {opened} opens, which goes on below it: "
+                "a comment is cited whole or with the code it documents, so its lines have probably moved"
+            )
         if view.prose:
             continue  # a Markdown paragraph's brackets are its prose's, not a structure's
         depth = 0
@@ -528,8 +569,10 @@ def _suspect_shape(region: tuple[LineRange, ...], view: FileView) -> str | None:
                 depth += ch in "([{"
                 depth -= ch in ")]}"
                 if depth < 0:
-                    return (f"line {n} closes a bracket opened before the cited lines: they start inside "
-                            "a construct and leave it, so they have probably moved")
+                    return (
+                        f"line {n} closes a bracket opened before the cited lines: they start inside "
+                        "a construct and leave it, so they have probably moved"
+                    )
     return None
 
 
@@ -596,19 +639,27 @@ def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | No
             if squash(name) and squash(name) in squash(line):
                 # A mention in a comment does not count when the name is declared elsewhere:
                 # the citation points at a remark about the thing, not at the thing.
-                if declared and _COMMENT_LINE_RE.match(line) and not any(s.start <= hi and lo <= s.end for s in declared):
+                if (
+                    declared
+                    and _COMMENT_LINE_RE.match(line)
+                    and not any(s.start <= hi and lo <= s.end for s in declared)
+                ):
                     continue
                 return None
     words = name.split()
-    if len(words) > 1 and all(any(w in view.lines[n - 1] for r in region for n in range(r.start, min(r.end, len(view.lines)) + 1))
-                              for w in words):
+    if len(words) > 1 and all(
+        any(w in view.lines[n - 1] for r in region for n in range(r.start, min(r.end, len(view.lines)) + 1))
+        for w in words
+    ):
         return None  # a command or phrase (`codex app-server --stdio`) the lines spell out word by word: `'codex', 'app-server'`
     if declared:
-        return "declared at " + ", ".join(f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}"
-                                          for s in declared[:3])
+        return "declared at " + ", ".join(
+            f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}" for s in declared[:3]
+        )
     below = _block_below(view.lines, hi)
-    if below and any(squash(part) in squash(view.lines[n - 1])
-                     for n in range(below.start, below.end + 1) for part in {name, last}):
+    if below and any(
+        squash(part) in squash(view.lines[n - 1]) for n in range(below.start, below.end + 1) for part in {name, last}
+    ):
         return None  # the cited line heads the block that holds it: `declare module 'x' {` for a member
     hits = view.find(name)
     if not hits or len(hits) > MAX_OTHER_PLACES:
@@ -664,11 +715,11 @@ def _suspect_block(block: tuple[str, ...], region: tuple[LineRange, ...], view: 
     moved = [ln for ln, w in zip([b for b in block if len(alnum(b)) >= 6], wanted) if w in whole]
     if not moved:
         return None
-    line = next((i + 1 for i, ln in enumerate(view.lines)
-                 if alnum(moved[0])[:12] and alnum(moved[0])[:12] in alnum(ln)), None)
+    line = next(
+        (i + 1 for i, ln in enumerate(view.lines) if alnum(moved[0])[:12] and alnum(moved[0])[:12] in alnum(ln)), None
+    )
     where = f" (it starts near line {line})" if line else ""
     return f"the block this citation heads is not on the cited lines: `{moved[0]}` is elsewhere in the file{where}"
-
 
 
 # How far from the cited lines the words of a sentence are looked for, how much more the best
@@ -723,8 +774,11 @@ def _suspect_words(words: tuple[str, ...], region: tuple[LineRange, ...], view: 
         return sum(index.weight(w) for w in ws)
 
     below = _block_below(view.lines, hi)
-    here = held(0) | {w for w in stems if any(index.present(w, d.start, d.end)
-                                              for d in _enclosing_docs(region, view) + ([below] if below else []))}
+    here = held(0) | {
+        w
+        for w in stems
+        if any(index.present(w, d.start, d.end) for d in _enclosing_docs(region, view) + ([below] if below else []))
+    }
     best: tuple[float, int, set[str]] | None = None
     for k in sorted(range(-WORD_REACH, WORD_REACH + 1), key=abs):
         if k == 0 or lo + k < 1 or hi + k > index.size:
@@ -742,5 +796,7 @@ def _suspect_words(words: tuple[str, ...], region: tuple[LineRange, ...], view: 
     shown = ", ".join(f"`{stems[w]}`" for w in sorted(gained, key=index.weight, reverse=True)[:4])
     moved = tuple(LineRange(r.start + k, r.end + k) for r in region)
     where = ", ".join(f"{r.start}" if r.start == r.end else f"{r.start}-{r.end}" for r in moved)
-    return (f"the words of its sentence are not on the cited lines but {abs(k)} line{'s' if abs(k) != 1 else ''} "
-            f"{'below' if k > 0 else 'above'}: {shown} at {'line' if '-' not in where and ',' not in where else 'lines'} {where}")
+    return (
+        f"the words of its sentence are not on the cited lines but {abs(k)} line{'s' if abs(k) != 1 else ''} "
+        f"{'below' if k > 0 else 'above'}: {shown} at {'line' if '-' not in where and ',' not in where else 'lines'} {where}"
+    )

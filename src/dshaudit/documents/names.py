@@ -31,7 +31,9 @@ MAX_NAME_CHARS = 120
 _PACKAGE_RE = re.compile(r"(?<![\w@/.-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?:@\d[\w.+-]*)?")
 _DOTTED_RE = re.compile(r"(?<![\w.$/@-])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?(?![\w$/@-])")
 # 'x', "x", “x”, ‘x’, 「x」: a short literal with no spaces at its ends.
-_STRING_RE = re.compile(r"""(?<![\w'"])(['"])([^'"\n]{1,60}?)\1(?![\w'"])|“([^”\n]{1,80})”|‘([^’\n]{1,60})’|「([^」\n]{1,80})」""")
+_STRING_RE = re.compile(
+    r"""(?<![\w'"])(['"])([^'"\n]{1,60}?)\1(?![\w'"])|“([^”\n]{1,80})”|‘([^’\n]{1,60})’|「([^」\n]{1,80})」"""
+)
 _WORD_RE = re.compile(r"(?<![\w$.@/-])[A-Za-z_$][\w$]*(?![\w$/@-])")
 URL_RE = re.compile(r"\bhttps?://\S+")  # an address: its words are not names
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-
 KINDS = ("search", "files", "tree-docs")
 
 
@@ -51,11 +50,15 @@ class Search:
         if self.kind == "tree-docs":
             at = f"checked at {self.at}" if self.at else "checked at their own commit"
             tree = f"at {self.of}" if self.of else "at the pin"
-            return (f"citations of the Markdown documents under {_specs(self.pathspecs)} in the tree {tree}, "
-                    f"{at} (check --tree-docs)")
+            return (
+                f"citations of the Markdown documents under {_specs(self.pathspecs)} in the tree {tree}, "
+                f"{at} (check --tree-docs)"
+            )
         how = " ".join(self.flags) or "(basic regular expression)"
-        return (f"lines matching {self.pattern!r} {how} in {_specs(self.pathspecs)} "
-                "(git grep over the tree at the pin, binary files skipped)")
+        return (
+            f"lines matching {self.pattern!r} {how} in {_specs(self.pathspecs)} "
+            "(git grep over the tree at the pin, binary files skipped)"
+        )
 
 
 def _specs(pathspecs: tuple[str, ...]) -> str:
@@ -74,10 +77,10 @@ def split(ref: str) -> tuple[str, str | None] | None:
         elif ch in "'\"":
             quote = ch
         elif ch == ")":
-            rest = ref[i + 1:]
+            rest = ref[i + 1 :]
             if rest and not rest.startswith("."):
                 return None
-            return ref[:i + 1], rest[1:] or None
+            return ref[: i + 1], rest[1:] or None
     return None
 
 
@@ -86,8 +89,9 @@ def parse(expression: str) -> Search:
     kind, _, rest = expression.partition("(")
     kind = kind.strip()
     if kind not in KINDS or not rest.endswith(")"):
-        raise SearchSyntaxError("expected search(FLAGS 'PATTERN', 'PATHSPEC', ...), files('PATHSPEC', ...) "
-                                "or tree-docs('DIR'[, 'PIN'])")
+        raise SearchSyntaxError(
+            "expected search(FLAGS 'PATTERN', 'PATHSPEC', ...), files('PATHSPEC', ...) or tree-docs('DIR'[, 'PIN'])"
+        )
     body = rest[:-1]
     flags: list[str] = []
     strings: list[str] = []
@@ -131,8 +135,15 @@ def parse(expression: str) -> Search:
         pattern, specs = None, strings
     for spec in specs:
         _check_pathspec(spec)
-    return Search(kind, tuple(dict.fromkeys(flags)), pattern, tuple(specs), expression.strip(), at,
-                  of if kind == "tree-docs" else None)
+    return Search(
+        kind,
+        tuple(dict.fromkeys(flags)),
+        pattern,
+        tuple(specs),
+        expression.strip(),
+        at,
+        of if kind == "tree-docs" else None,
+    )
 
 
 def _check_pathspec(spec: str) -> None:
@@ -152,6 +163,7 @@ def _check_pathspec(spec: str) -> None:
 def of(flags: tuple[str, ...], pattern: str, pathspecs: tuple[str, ...] = ()) -> Search:
     """The search these parts make, written as a finding writes it: a detector
     that counts text is a search like any other, derived and cached the same way."""
+
     def quoted(text: str) -> str:
         if "'" not in text:
             return f"'{text}'"

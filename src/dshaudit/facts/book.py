@@ -13,23 +13,18 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from dshaudit.index import search
-
+from dshaudit.core.model import Fact, FactStatus, Pin
 from dshaudit.documents import searches
-from dshaudit.platform import ui
-from dshaudit.platform.cache import Cache
-from dshaudit.platform.cache import Shard
-from dshaudit.platform.cache import shaped
-from dshaudit.core.model import Fact
-from dshaudit.core.model import FactStatus
-from dshaudit.core.model import Pin
-from dshaudit.git.snapshot import Snapshot
 from dshaudit.facts import parallel
 from dshaudit.facts.engine import FactContext, Measurement
-from dshaudit.lang.parsing import CannotEvaluate
-from dshaudit.facts.reducers import COMBINE, PER_FILE, SEARCHES, WHOLE, Partials, evidence
 from dshaudit.facts.perfile import per_file_partial
+from dshaudit.facts.reducers import COMBINE, PER_FILE, SEARCHES, WHOLE, Partials, evidence
 from dshaudit.facts.specs import DetectorSpec, detector_version, load_specs
+from dshaudit.git.snapshot import Snapshot
+from dshaudit.index import search
+from dshaudit.lang.parsing import CannotEvaluate
+from dshaudit.platform import ui
+from dshaudit.platform.cache import Cache, Shard, shaped
 
 if TYPE_CHECKING:
     from dshaudit.git.pins import PinResolver
@@ -85,7 +80,11 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
     for s in specs:
         if s.kind == "whole":
             continue
-        paths = ctx.files_with(s.needle, list(s.paths), s.exclude_tests) if s.needle else ctx.paths(list(s.paths), s.exclude_tests)
+        paths = (
+            ctx.files_with(s.needle, list(s.paths), s.exclude_tests)
+            if s.needle
+            else ctx.paths(list(s.paths), s.exclude_tests)
+        )
         shards[s.id] = part = ctx.cache.shard("partial", detector_version(s), PARTIAL_SHAPE)
         tasks += [(s.id, p, blob[p]) for p in paths if part.get(f"{blob[p]}:{p}") is None]
     if len(tasks) < parallel.MIN_FILES:
@@ -103,7 +102,9 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
 def detector_searches(ids: Iterable[str]) -> list[searches.Search]:
     """The searches (search.py) the whole detectors among `ids` count."""
     specs = registry()
-    return list(dict.fromkeys(q for i in ids if specs[i].reduce in SEARCHES for q in SEARCHES[specs[i].reduce](specs[i])))
+    return list(
+        dict.fromkeys(q for i in ids if specs[i].reduce in SEARCHES for q in SEARCHES[specs[i].reduce](specs[i]))
+    )
 
 
 def run_searches(queries: list[searches.Search], snapshot: Snapshot) -> None:
@@ -122,7 +123,10 @@ def _work(spec: DetectorSpec, ctx: FactContext, shard: Shard, ids: dict[str, str
 
 
 def _cached_fact(spec: DetectorSpec, ctx: FactContext) -> bool:
-    return ctx.cache.shard("fact", detector_version(spec), FACT_SHAPE).get(f"{ctx.snapshot.sha}:{int(ctx.prefilter)}") is not None
+    return (
+        ctx.cache.shard("fact", detector_version(spec), FACT_SHAPE).get(f"{ctx.snapshot.sha}:{int(ctx.prefilter)}")
+        is not None
+    )
 
 
 def measure_one(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
@@ -132,13 +136,27 @@ def measure_one(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
     key = f"{ctx.snapshot.sha}:{int(ctx.prefilter)}"
     hit = shard.get(key)
     if hit is not None:
-        return Fact(spec.id, spec.definition, pin, FactStatus(hit["status"]), hit["value"], hit["fields"],
-                    evidence(hit["evidence"]), hit["message"])
+        return Fact(
+            spec.id,
+            spec.definition,
+            pin,
+            FactStatus(hit["status"]),
+            hit["value"],
+            hit["fields"],
+            evidence(hit["evidence"]),
+            hit["message"],
+        )
     fact = _measure(spec, ctx, pin)
-    shard.put(key, {
-        "status": fact.status.value, "value": fact.value, "fields": fact.fields, "message": fact.message,
-        "evidence": [[e.path, e.lines.start, e.lines.end] for e in fact.evidence],
-    })
+    shard.put(
+        key,
+        {
+            "status": fact.status.value,
+            "value": fact.value,
+            "fields": fact.fields,
+            "message": fact.message,
+            "evidence": [[e.path, e.lines.start, e.lines.end] for e in fact.evidence],
+        },
+    )
     return fact
 
 
@@ -180,8 +198,12 @@ def registry() -> dict[str, DetectorSpec]:
 class FactBook:
     """Facts measured on demand per pin, each at most once per run."""
 
-    def __init__(self, repository_factory: Callable[[], DshRepository], cache: Cache | None = None,
-                 resolver: PinResolver | None = None):
+    def __init__(
+        self,
+        repository_factory: Callable[[], DshRepository],
+        cache: Cache | None = None,
+        resolver: PinResolver | None = None,
+    ):
         self._repository_factory = repository_factory
         self._resolver = resolver  # for facts that name a second pin (tree-docs('docs', 'rc2'))
         self._repository: DshRepository | None = None
@@ -244,15 +266,24 @@ class FactBook:
             # Not one fact measured first to open the context: it would grep its searches whole.
             ctx = self._context(pin)
             specs = registry()
-            search_ids = [i for i in todo if i not in specs and searches.split(i) and searches.parse(i).kind == "search"]
+            search_ids = [
+                i for i in todo if i not in specs and searches.split(i) and searches.parse(i).kind == "search"
+            ]
             detectors = [i for i in todo if i in specs and not _cached_fact(specs[i], ctx)]
             queries = list(dict.fromkeys([searches.parse(i) for i in search_ids] + detector_searches(detectors)))
             with ThreadPoolExecutor(1) as background:
                 # Derived from another commit's cached matches where there are some: only what differs
                 # is grepped; the rest grepped whole. That is git's work, done while the detectors parse here.
                 derived = None
-                bases = derive_from if derive_from is not None else (
-                    sorted({p.sha for p in self._resolver.config.pins.values()}) if self._resolver is not None else [])
+                bases = (
+                    derive_from
+                    if derive_from is not None
+                    else (
+                        sorted({p.sha for p in self._resolver.config.pins.values()})
+                        if self._resolver is not None
+                        else []
+                    )
+                )
                 if queries and bases:
                     derived = background.submit(search.derive_many, queries, ctx.snapshot, bases)
                 searched = background.submit(run_searches, queries, ctx.snapshot)
@@ -263,8 +294,9 @@ class FactBook:
         return [self.get(i, pin) for i in fact_ids]
 
 
-def measure(snapshot: Snapshot, pin: Pin, ids: list[str] | None = None, cache: Cache | None = None,
-            prefilter: bool = True) -> list[Fact]:
+def measure(
+    snapshot: Snapshot, pin: Pin, ids: list[str] | None = None, cache: Cache | None = None, prefilter: bool = True
+) -> list[Fact]:
     ctx = FactContext(snapshot, cache, prefilter)
     pool = ctx.pool = parallel.Pool(str(snapshot.repository.repo.git_dir))
     specs = registry()

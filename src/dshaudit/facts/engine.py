@@ -13,25 +13,22 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from itertools import takewhile
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import tree_sitter
 
-from dshaudit.platform.cache import Cache
-from dshaudit.platform.cache import Shard
-from dshaudit.platform.cache import digest
-from dshaudit.platform.cache import shaped
 from dshaudit.core.model import Evidence
-from dshaudit.git.snapshot import Snapshot
-from dshaudit.lang.symbols import language_for
-from dshaudit.lang.symbols import parse
-from dshaudit.lang.parsing import CannotEvaluate, TreeCache, node_lines, node_text
 from dshaudit.facts.specs import PARSED_NEEDLE_MASK, all_needles, registry_toml
+from dshaudit.git.snapshot import Snapshot
+from dshaudit.lang.parsing import CannotEvaluate, TreeCache, node_lines, node_text
+from dshaudit.lang.symbols import language_for, parse
+from dshaudit.platform.cache import Cache, Shard, digest, shaped
+
 
 class Workers(Protocol):
     """Where per-file work runs when there is enough of it (parallel.Pool): work items
@@ -69,7 +66,7 @@ class Layout:
         parts = path.split("/")
         depth = self.package_roots.get(parts[0])
         if depth is not None and len(parts) > depth + 1:
-            return "/".join(parts[:depth + 1])
+            return "/".join(parts[: depth + 1])
         return parts[0]
 
     def family_of(self, folder: str) -> str | None:
@@ -93,7 +90,7 @@ _SIMPLE_GLOB_RE = re.compile(r"^(?P<prefix>[^*?{\[]*?)(?:\*\*/\*(?P<ext>\.[\w.]+
 PathTest = Callable[[str], object]
 
 
-@lru_cache(maxsize=None)
+@cache
 def glob_predicate(glob: str) -> PathTest:
     """A test for one path: plain string checks for the common shapes (`a/b.ts`,
     `dir/**`, `dir/**/*.ts`), the regex otherwise. Same answers, far less work."""
@@ -124,7 +121,7 @@ def narrowing_pathspecs(globs: Sequence[str]) -> tuple[str, ...]:
     return tuple(specs)
 
 
-@lru_cache(maxsize=None)
+@cache
 def glob_regex(glob: str) -> re.Pattern[str]:
     """`packages/*/*/src/**/*.ts` as a regex: `*` stays in one folder, `**/` spans any."""
     out, i = [], 0
@@ -143,7 +140,7 @@ def glob_regex(glob: str) -> re.Pattern[str]:
             i += 1
         elif glob[i] == "{":
             j = glob.index("}", i)
-            out.append("(?:" + "|".join(re.escape(x) for x in glob[i + 1:j].split(",")) + ")")
+            out.append("(?:" + "|".join(re.escape(x) for x in glob[i + 1 : j].split(",")) + ")")
             i = j + 1
         else:
             out.append(re.escape(glob[i]))
@@ -180,7 +177,7 @@ class Measurement:
     evidence: tuple[Evidence, ...] = ()
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_query(name: str, tsx: bool) -> tree_sitter.Query:
     source = resources.files(__package__).joinpath("queries", name).read_text(encoding="utf-8")
     return tree_sitter.Query(language_for("x.tsx" if tsx else "x.ts"), source)
@@ -261,8 +258,9 @@ class FactContext:
     def needle_shard(self) -> Shard:
         return self.cache.shard("needles", digest(NEEDLE_VERSION, *all_needles()), shaped(int))
 
-    def files_with(self, needle: str | tuple[str, ...], globs: list[str], exclude_tests: bool = False, *,
-                   filter_only: bool = True) -> list[str]:
+    def files_with(
+        self, needle: str | tuple[str, ...], globs: list[str], exclude_tests: bool = False, *, filter_only: bool = True
+    ) -> list[str]:
         """Paths matching `globs` whose content holds `needle` (any of several), remembered per blob.
         As a prefilter (`filter_only`), it can be switched off: then every path
         matching the globs is returned and the detector must find nothing more."""
@@ -289,7 +287,7 @@ class FactContext:
             holding = [p for p in unknown if hits[p] is None]
             encoded = [n.encode("utf-8") for n in needles]
             for i in range(0, len(holding), 400):
-                chunk = holding[i:i + 400]
+                chunk = holding[i : i + 400]
                 had = {ids[p] for p in chunk if ids[p] in self._blobs}
                 self.load(chunk)
                 for p in chunk:
@@ -300,8 +298,9 @@ class FactContext:
         return [p for p in paths if shard.get(ids[p]) & bit]
 
 
-def file_matches(query_name: str, path: str, source: bytes, needle: tuple[str, ...] | None,
-                 trees: TreeCache | None = None) -> list[Match]:
+def file_matches(
+    query_name: str, path: str, source: bytes, needle: tuple[str, ...] | None, trees: TreeCache | None = None
+) -> list[Match]:
     """One query over one file. A parse error on a line holding a needle
     makes the answer unknowable: CannotEvaluate, not an undercount."""
     tree = trees.get(path, source) if trees is not None else parse(path, source)
@@ -332,5 +331,3 @@ def _refuse_if_error_near(path: str, tree: tree_sitter.Tree, source: bytes, need
 
 # Bump when the meaning of cached needle or per-file results changes.
 NEEDLE_VERSION = "1"
-
-

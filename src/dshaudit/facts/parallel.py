@@ -84,12 +84,14 @@ class Pool:
             context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
             if "forkserver" in methods:
                 context.set_forkserver_preload(["dshaudit.facts.perfile"])
-            self._executor = ProcessPoolExecutor(workers(), mp_context=context, initializer=_init, initargs=(self.git_dir,))
+            self._executor = ProcessPoolExecutor(
+                workers(), mp_context=context, initializer=_init, initargs=(self.git_dir,)
+            )
         return self._executor
 
     def chunks(self, items: list[Task]) -> Iterator[list[Result]]:
         """Results a chunk at a time, in order, as the workers finish them."""
-        return self._start().map(_run, [items[i:i + CHUNK] for i in range(0, len(items), CHUNK)])
+        return self._start().map(_run, [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)])
 
     def close(self) -> None:
         if self._executor is not None:

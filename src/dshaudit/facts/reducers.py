@@ -17,22 +17,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import tree_sitter
 import yaml
 
-from dshaudit.index import search
-
+from dshaudit.core.model import Evidence, LineRange
 from dshaudit.documents import searches
-from dshaudit.core.model import Evidence
-from dshaudit.core.model import LineRange
 from dshaudit.documents.searches import Search
-from dshaudit.lang.symbols import walk
 from dshaudit.facts.engine import FactContext, Match, Measurement, glob_regex, layout, narrowing_pathspecs
+from dshaudit.index import search
 from dshaudit.lang.parsing import CannotEvaluate, field_node, js_literal, node_text, unwrap
+from dshaudit.lang.symbols import walk
 
 if TYPE_CHECKING:
     from dshaudit.facts.specs import DetectorSpec
@@ -91,7 +89,6 @@ def evidence(items: Iterable[Sequence[Any]]) -> tuple[Evidence, ...]:
     return tuple(Evidence(p, LineRange(a, b)) for p, a, b in items)
 
 
-
 def _line_of(text: str, needle: str, start: int = 0) -> int | None:
     i = text.find(needle, start)
     return None if i < 0 else text.count("\n", 0, i) + 1
@@ -126,7 +123,11 @@ def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
 @per_file("single_literal")
 def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
     key = spec.params["key"]
-    return {"values": [[js_literal(m.required("value")), ev(path, m.required("value"))] for m in matches if m.text("key") == key]}
+    return {
+        "values": [
+            [js_literal(m.required("value")), ev(path, m.required("value"))] for m in matches if m.text("key") == key
+        ]
+    }
 
 
 @combine("single_literal")
@@ -250,8 +251,13 @@ def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
     for m in matches:
         if (constant := m.node("constant")) is not None:
             obj = _object_in(m.required("constant_value"))
-            constants.append([node_text(constant), _depth_limit_of(obj) if obj is not None else None,
-                              ev(path, m.required("constant_declaration"))])
+            constants.append(
+                [
+                    node_text(constant),
+                    _depth_limit_of(obj) if obj is not None else None,
+                    ev(path, m.required("constant_declaration")),
+                ]
+            )
         elif (provider := m.node("provider")) is not None:
             value = unwrap(m.required("value"))
             obj = _object_in(value)
@@ -316,7 +322,15 @@ def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
     return Measurement(value, fields, tuple(sorted(set(evidence(found)))))
 
 
-_FUNCTIONS = frozenset({"function_declaration", "function_expression", "arrow_function", "method_definition", "generator_function_declaration"})
+_FUNCTIONS = frozenset(
+    {
+        "function_declaration",
+        "function_expression",
+        "arrow_function",
+        "method_definition",
+        "generator_function_declaration",
+    }
+)
 _LITERALS = frozenset({"string", "number", "true", "false", "null", "undefined", "template_string"})
 
 
@@ -335,8 +349,11 @@ def _deduplicates(fn: tree_sitter.Node) -> tree_sitter.Node | None:
         consequence = node.child_by_field_name("consequence")
         if consequence is None or not (
             consequence.type == "return_statement"
-            or (consequence.type == "statement_block" and consequence.named_child_count == 1
-                and consequence.named_children[0].type == "return_statement")
+            or (
+                consequence.type == "statement_block"
+                and consequence.named_child_count == 1
+                and consequence.named_children[0].type == "return_statement"
+            )
         ):
             continue
         for cmp in walk(field_node(node, "condition")):
@@ -355,11 +372,13 @@ def _(spec: DetectorSpec, path: str, matches: list[Match]) -> Partial:
         fn = _enclosing_function(pair)
         scope = fn if fn is not None else pair
         guard = _deduplicates(fn) if fn is not None else None
-        ops = sorted({
-            _surface_kind(field_node(p, "value"))
-            for p in walk(scope)
-            if p.type == "pair" and node_text(field_node(p, "key")) == "surfaceOp"
-        })
+        ops = sorted(
+            {
+                _surface_kind(field_node(p, "value"))
+                for p in walk(scope)
+                if p.type == "pair" and node_text(field_node(p, "key")) == "surfaceOp"
+            }
+        )
         sites.append({"site": ev(path, pair), "guard": ev(path, guard) if guard is not None else None, "ops": ops})
     return {"sites": sites}
 
@@ -372,7 +391,9 @@ def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
     found: list[Any] = []
     for s in sites:
         path, line, _ = s["site"]
-        entry = producers.setdefault(layout().package_of(path), {"sites": [], "deduplicates": False, "surface_ops": set()})
+        entry = producers.setdefault(
+            layout().package_of(path), {"sites": [], "deduplicates": False, "surface_ops": set()}
+        )
         entry["sites"].append(f"{path}:{line}")
         entry["deduplicates"] |= s["guard"] is not None
         entry["surface_ops"] |= set(s["ops"])
@@ -440,7 +461,9 @@ def _(spec: DetectorSpec, ctx: FactContext, partials: Partials) -> Measurement:
         raise CannotEvaluate(f"no fallback outcome found in {', '.join(spec.paths)}")
     distinct = sorted({o for o, _ in found})
     value = distinct[0] if len(distinct) == 1 else distinct
-    return Measurement(value, {"outcomes": distinct, "sites": len(found)}, tuple(sorted(set(evidence(e for _, e in found)))))
+    return Measurement(
+        value, {"outcomes": distinct, "sites": len(found)}, tuple(sorted(set(evidence(e for _, e in found))))
+    )
 
 
 # -- manifests -----------------------------------------------------------------
@@ -476,7 +499,11 @@ def workspace_packages(ctx: FactContext, spec: DetectorSpec, matches: list[Match
     families = sorted({f for m in members if (f := layout().family_of(m))})
     text = ctx.text(path)
     evidence = tuple(Evidence(path, LineRange(n, n)) for g in globs if (n := _line_of(text, g)))
-    return Measurement(len(members), {"count": len(members), "members": members, "families": families, "family_count": len(families)}, evidence)
+    return Measurement(
+        len(members),
+        {"count": len(members), "members": members, "families": families, "family_count": len(families)},
+        evidence,
+    )
 
 
 @whole
@@ -496,7 +523,9 @@ def vendored_packages(ctx: FactContext, spec: DetectorSpec, matches: list[Match]
     manifests = ctx.paths(spec.paths)
     names = sorted(str(_json(ctx, p).get("name", PurePosixPath(p).parent.name)) for p in manifests)
     evidence = tuple(_key_evidence(ctx, p, "name") for p in manifests)
-    return Measurement(names, {"count": len(names), "folders": sorted(str(PurePosixPath(p).parent) for p in manifests)}, evidence)
+    return Measurement(
+        names, {"count": len(names), "folders": sorted(str(PurePosixPath(p).parent) for p in manifests)}, evidence
+    )
 
 
 @whole
@@ -586,8 +615,11 @@ def docs_by_language(ctx: FactContext, spec: DetectorSpec, matches: list[Match])
 
 def _marker_searches(spec: DetectorSpec) -> list[Search]:
     # Only files the globs may match are searched: .ts and .tsx are half of DSH's bytes.
-    return [searches.of(("-w", "-E"), "|".join(map(searches.escape_ere, spec.params["words"])),
-                      narrowing_pathspecs(spec.paths))]
+    return [
+        searches.of(
+            ("-w", "-E"), "|".join(map(searches.escape_ere, spec.params["words"])), narrowing_pathspecs(spec.paths)
+        )
+    ]
 
 
 @whole
@@ -600,7 +632,9 @@ def markers(ctx: FactContext, spec: DetectorSpec, matches: list[Match]) -> Measu
     ctx.load(sorted({p for p, _ in hits}))
     texts = [ctx.text(p).split("\n")[n - 1] for p, n in hits]
     per_word = {w: sum(bool(re.search(rf"\b{re.escape(w)}\b", t)) for t in texts) for w in words}
-    return Measurement(len(hits), {"lines": len(hits), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n in hits))
+    return Measurement(
+        len(hits), {"lines": len(hits), **per_word}, tuple(Evidence(p, LineRange(n, n)) for p, n in hits)
+    )
 
 
 SEARCHES["markers"] = _marker_searches
@@ -609,8 +643,10 @@ SEARCHES["markers"] = _marker_searches
 def _absent_searches(spec: DetectorSpec) -> list[Search]:
     # A string with no character a basic regex reads otherwise is written as a finding
     # writes it (`search(-i 'ollama')`): the same search, grepped and cached once.
-    return [searches.of(("-i",) if searches.plain(s) else ("-i", "-F"), s, narrowing_pathspecs(spec.paths))
-            for s in spec.params["strings"]]
+    return [
+        searches.of(("-i",) if searches.plain(s) else ("-i", "-F"), s, narrowing_pathspecs(spec.paths))
+        for s in spec.params["strings"]
+    ]
 
 
 @whole

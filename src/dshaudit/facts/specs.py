@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -84,7 +84,9 @@ def load_specs() -> dict[str, DetectorSpec]:
             paths=tuple(entry["paths"]),
             reduce=entry["reduce"],
             query=entry.get("query"),
-            needle=(entry["needle"],) if isinstance(entry.get("needle"), str) else tuple(entry.get("needle", ())) or None,
+            needle=(entry["needle"],)
+            if isinstance(entry.get("needle"), str)
+            else tuple(entry.get("needle", ())) or None,
             exclude_tests=entry.get("exclude_tests", False),
             params=entry.get("params", {}),
             reads=tuple(entry.get("reads", ())),
@@ -103,8 +105,14 @@ def _code_digest() -> str:
     whole-tree searches that the marker and absent-string facts count."""
     here, top = resources.files(__package__), resources.files("dshaudit")
     return digest(
-        *(here.joinpath(name).read_bytes() for name in ("specs.py", "engine.py", "reducers.py", "perfile.py", "book.py")),
-        *(top.joinpath(*name.split("/")).read_bytes() for name in ("lang/symbols.py", "lang/parsing.py", "git/grep.py")),
+        *(
+            here.joinpath(name).read_bytes()
+            for name in ("specs.py", "engine.py", "reducers.py", "perfile.py", "book.py")
+        ),
+        *(
+            top.joinpath(*name.split("/")).read_bytes()
+            for name in ("lang/symbols.py", "lang/parsing.py", "git/grep.py")
+        ),
     )
 
 
@@ -121,11 +129,13 @@ def library_versions() -> str:
     records = sorted(p.name for p in grammar.parent.glob("tree_sitter_typescript-*.dist-info"))
     # `tree_sitter_typescript-0.23.2.dist-info`; with no record, where the grammar is stands in for its version.
     grammar_version = ", ".join(r.removeprefix("tree_sitter_typescript-").removesuffix(".dist-info") for r in records)
-    return (f"tree-sitter=={getattr(tree_sitter, '__version__', 'unknown')}; "
-            f"tree-sitter-typescript=={grammar_version or grammar}")
+    return (
+        f"tree-sitter=={getattr(tree_sitter, '__version__', 'unknown')}; "
+        f"tree-sitter-typescript=={grammar_version or grammar}"
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _query_text(name: str) -> str:
     return resources.files(__package__).joinpath("queries", name).read_text(encoding="utf-8")
 

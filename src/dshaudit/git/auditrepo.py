@@ -32,9 +32,7 @@ class AuditRepository:
 
 def _git(cwd: Path, *args: str) -> str | None:
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
-        )
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     out = done.stdout.strip()
@@ -73,4 +71,3 @@ def audit_repository(root: Path) -> AuditRepository | None:
         uri=clean_remote_url(origin) if origin else None,
         revision=_git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}"),
     )
-

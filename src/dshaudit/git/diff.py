@@ -14,8 +14,13 @@ class Diff:
     """What changed between two commits, for the paths asked about: renames
     (git's rename detection) and each file's hunks, from one `git diff` each."""
 
-    def __init__(self, repository: "DshRepository", old_sha: str, new_sha: str,
-                 known: tuple[dict[str, str], set[str]] | None = None):
+    def __init__(
+        self,
+        repository: DshRepository,
+        old_sha: str,
+        new_sha: str,
+        known: tuple[dict[str, str], set[str]] | None = None,
+    ):
         """`known`: the renames and deletions, when the caller has them already
         (history reads every commit's from one `git log`); else one `git diff` finds them."""
         self.repository = repository
@@ -46,7 +51,15 @@ class Diff:
         if wanted:
             paths = sorted({x for pair in wanted for x in pair})
             out = self.repository.repo.git.diff(
-                "-U0", "--histogram", "-M", "--no-color", "--no-ext-diff", self.old_sha, self.new_sha, "--", *paths,
+                "-U0",
+                "--histogram",
+                "-M",
+                "--no-color",
+                "--no-ext-diff",
+                self.old_sha,
+                self.new_sha,
+                "--",
+                *paths,
                 strip_newline_in_stdout=False,
             )
             sections = re.split(r"^diff --git .*$", out, flags=re.M)[1:]

@@ -43,7 +43,7 @@ class FileIndex:
         return ["--cached"]
 
     @classmethod
-    def of(cls, git_dir: str, paths: list[str], blobs: dict[str, str]) -> "FileIndex | None":
+    def of(cls, git_dir: str, paths: list[str], blobs: dict[str, str]) -> FileIndex | None:
         """An index of those of `paths` that are regular files with a blob id in `blobs`,
         `.gitattributes` files aside; the others are `left_out`, for the caller to name
         as pathspecs. None when there is none to list, or git cannot list every one
@@ -55,8 +55,12 @@ class FileIndex:
         made = cls(tempfile.mkdtemp(prefix="dshaudit-index-"), [p for p in paths if p not in taken])
         entries = "".join(f"100644 {blob}\t{p}\0" for p, blob in listed).encode("utf-8", "surrogateescape")
         try:
-            proc = subprocess.run(["git", f"--git-dir={git_dir}", "update-index", "-z", "--index-info"], input=entries,
-                                  capture_output=True, env={**os.environ, **made.env})
+            proc = subprocess.run(
+                ["git", f"--git-dir={git_dir}", "update-index", "-z", "--index-info"],
+                input=entries,
+                capture_output=True,
+                env={**os.environ, **made.env},
+            )
         except BaseException:  # Ctrl-C, or no git: nothing is left behind
             made.close()
             raise

@@ -16,8 +16,9 @@ class Grep:
         self.repo = repo
         self.sha = sha
 
-    def needles(self, needles: list[str], paths: list[str],
-                blobs: dict[str, str] | None = None) -> dict[str, set[str] | None]:
+    def needles(
+        self, needles: list[str], paths: list[str], blobs: dict[str, str] | None = None
+    ) -> dict[str, set[str] | None]:
         """Which of `needles` (fixed strings) occur in each of `paths`: one `git grep -o`,
         instead of reading every blob; None for a file where git's answer may leave
         one out (`_hiding`), which the caller reads. The regular files whose blob ids
@@ -31,8 +32,10 @@ class Grep:
         if listing is not None:
             runs.append((listing.grep_options, listing.env))
             paths = listing.left_out
-        runs += [([self.sha, "--", *(f":(literal){p}" for p in paths[i:i + 1000])], None)
-                 for i in range(0, len(paths), 1000)]
+        runs += [
+            ([self.sha, "--", *(f":(literal){p}" for p in paths[i : i + 1000])], None)
+            for i in range(0, len(paths), 1000)
+        ]
         try:
             for named, env in runs:
                 try:
@@ -52,9 +55,12 @@ class Grep:
                 listing.close()
         # A needle of several lines is several patterns to git: its matches say too little.
         hiding = set(needles) if any("\n" in n for n in needles) else _hiding(needles)
-        return {p: None if texts and (texts & hiding or not texts <= set(needles))
-                else {n for n in needles if any(n in t for t in texts)}
-                for p, texts in found.items()}
+        return {
+            p: None
+            if texts and (texts & hiding or not texts <= set(needles))
+            else {n for n in needles if any(n in t for t in texts)}
+            for p, texts in found.items()
+        }
 
 
 def _hiding(needles: list[str]) -> set[str]:
@@ -64,5 +70,9 @@ def _hiding(needles: list[str]) -> set[str]:
     ends inside that match it is part of the match's text, and read from it; if it
     ends past it (a suffix of the match begins it: `maxDepth` and `hasOwn` in
     `maxDepthasOwn`), only the file tells. A file with a match of these is read."""
-    return {m for m in needles for n in needles if n != m and n not in m
-            and any(m.endswith(n[:k]) for k in range(1, min(len(m), len(n))))}
+    return {
+        m
+        for m in needles
+        for n in needles
+        if n != m and n not in m and any(m.endswith(n[:k]) for k in range(1, min(len(m), len(n))))
+    }

@@ -31,10 +31,7 @@ class Hunk:
 
 
 def parse_hunks(diff_text: str) -> list[Hunk]:
-    return [
-        Hunk(int(a), int(b) if b else 1, int(c), int(d) if d else 1)
-        for a, b, c, d in _HUNK_RE.findall(diff_text)
-    ]
+    return [Hunk(int(a), int(b) if b else 1, int(c), int(d) if d else 1) for a, b, c, d in _HUNK_RE.findall(diff_text)]
 
 
 @dataclass(frozen=True)

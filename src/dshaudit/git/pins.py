@@ -11,13 +11,12 @@ and SHAs only.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
-from dshaudit.platform.config import Config
 from dshaudit.core.errors import InputError
-from dshaudit.core.model import Pin
-from dshaudit.core.model import SHA_RE
+from dshaudit.core.model import SHA_RE, Pin
 from dshaudit.git.repository import DshRepository
+from dshaudit.platform.config import Config
 
 # What a tag name may look like before it is given to git at all.
 _TAG_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
@@ -92,8 +91,9 @@ class PinResolver:
             repository = self._repository()
             sha = repository.resolve_abbreviated(ref)
             if sha is not None:
-                self._tags[key] = next((p for p in self.config.pins.values() if p.sha == sha), None) \
-                    or Pin(ref, sha, named=False)
+                self._tags[key] = next((p for p in self.config.pins.values() if p.sha == sha), None) or Pin(
+                    ref, sha, named=False
+                )
             else:
                 branch = repository.resolve_branch(ref)
                 self._tags[key] = Pin(ref, branch, named=False, branch=True) if branch else None

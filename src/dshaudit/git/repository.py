@@ -24,12 +24,10 @@ import git
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 from gitdb.exc import BadName, BadObject
 
-from dshaudit.platform import places
-from dshaudit.platform import ui
-from dshaudit.core.errors import InputError
+from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import SHA_RE
-from dshaudit.core.errors import RepoError
 from dshaudit.git.snapshot import Snapshot
+from dshaudit.platform import places, ui
 
 _REF_NAME_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
 # Protocols a clone URL may use; `ext::` and friends can run commands.
@@ -69,7 +67,7 @@ class DshRepository:
                 f"(run: git --git-dir={self.repo.git_dir} fetch --unshallow)"
             )
 
-    def twin(self) -> "DshRepository":
+    def twin(self) -> DshRepository:
         """Another handle on the same clone, for a thread or a forked process of its
         own: a git.Repo reads objects through one `git cat-file` process, which two
         threads must not share. The trees listed so far come along (a tree never
@@ -81,7 +79,7 @@ class DshRepository:
     # -- opening -----------------------------------------------------------------
 
     @classmethod
-    def open(cls, spec: str | None, upstream_url: str) -> "DshRepository":
+    def open(cls, spec: str | None, upstream_url: str) -> DshRepository:
         """`--repo` value, else $DSH_REPO, else a cached clone of the upstream URL."""
         spec = places.clone_spec(spec)
         if spec and not places.is_url(spec):
@@ -100,7 +98,7 @@ class DshRepository:
         return (_cached_clone_path(spec or upstream_url) / "objects").is_dir()
 
     @classmethod
-    def cached_clone(cls, url: str) -> "DshRepository":
+    def cached_clone(cls, url: str) -> DshRepository:
         if not ALLOWED_URL_RE.match(url):
             raise InputError(f"{url}: refusing to clone from this URL (allowed: https, http, ssh, git, file)")
         target = _cached_clone_path(url)
@@ -195,7 +193,9 @@ class DshRepository:
             return {}
         proc = subprocess.Popen(
             ["git", f"--git-dir={self.repo.git_dir}", "cat-file", "--batch"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         write, read = proc.stdin, proc.stdout
         assert write is not None and read is not None  # both asked for as PIPE above
@@ -252,7 +252,6 @@ class DshRepository:
             snap = Snapshot(self, sha)
             self._snapshots[sha] = snap
         return snap
-
 
     def remember(self, snapshot: Snapshot) -> None:
         """Hand out this snapshot for its commit from now on (one made by `Snapshot.derive`)."""

@@ -31,6 +31,7 @@ class ObjectStore(Protocol):
 
     def snapshot(self, sha: str, pin_name: str | None = None) -> Snapshot: ...
 
+
 MODE_SYMLINK = 0o120000
 MODE_GITLINK = 0o160000
 
@@ -76,7 +77,7 @@ class Snapshot:
             self._index = index
         return self._index
 
-    def moved_to(self, repository: ObjectStore) -> "Snapshot":
+    def moved_to(self, repository: ObjectStore) -> Snapshot:
         """The same tree, read through another handle on the clone: its listing, and
         what was worked out from it, shared (none of it changes once made)."""
         other = Snapshot(repository, self.sha)
@@ -84,7 +85,7 @@ class Snapshot:
         other._by_basename, other._below = self._by_basename, self._below
         return other
 
-    def derive(self, sha: str, removed: list[str], added: list[tuple[str, str, str]]) -> "Snapshot":
+    def derive(self, sha: str, removed: list[str], added: list[tuple[str, str, str]]) -> Snapshot:
         """The tree of commit `sha`, when what changes from this tree to it is
         known (`git log --raw` gives it for every commit at once): this listing
         with the `removed` paths taken out and the `added` (path, mode, object id)
@@ -163,7 +164,8 @@ class Snapshot:
         """Regular files (no symlinks, no submodules) and their blob ids, by path, sorted."""
         if self._blob_ids is None:
             self._blob_ids = {
-                p: obj for p, (mode, kind, obj) in sorted(self.index().items())
+                p: obj
+                for p, (mode, kind, obj) in sorted(self.index().items())
                 if kind == "blob" and int(mode, 8) != MODE_SYMLINK
             }
         return self._blob_ids
@@ -220,8 +222,9 @@ class _NearIndex:
             return self._best(path, self._by_folders(path, self.by_name[base]), n)
         siblings = self.by_dir.get(folder, [])
         if siblings:
-            names = difflib.get_close_matches(base, self._like_name(base, [s.rpartition("/")[2] for s in siblings]),
-                                              n=n, cutoff=0.6)
+            names = difflib.get_close_matches(
+                base, self._like_name(base, [s.rpartition("/")[2] for s in siblings]), n=n, cutoff=0.6
+            )
             if names:
                 return [f"{folder}/{name}" if folder else name for name in names]
             return self._best(path, self._like_name_paths(base, siblings), n)
@@ -255,7 +258,7 @@ class _NearIndex:
                 if c in among:
                     counts[c] = counts.get(c, 0) + 1
         ranked = heapq.nsmallest(self.SHORTLIST, counts, key=lambda c: (-counts[c], c))
-        return ranked + [c for c in candidates[:self.SHORTLIST] if c not in counts][:self.SHORTLIST - len(ranked)]
+        return ranked + [c for c in candidates[: self.SHORTLIST] if c not in counts][: self.SHORTLIST - len(ranked)]
 
     def _like_name(self, base: str, names: list[str]) -> list[str]:
         """The few names sharing the most trigrams with `base`."""
@@ -271,11 +274,17 @@ class _NearIndex:
         if folder and len(paths) > 4 * self.SHORTLIST:
             # A whole subtree: the files below it named like `base`, found from the name index;
             # else the first few of it.
-            below = [p for name in self._similar_names(base, 4 * self.SHORTLIST) for p in self.by_name[name]
-                     if p.startswith(folder + "/")]
-            paths = below or paths[:4 * self.SHORTLIST]
+            below = [
+                p
+                for name in self._similar_names(base, 4 * self.SHORTLIST)
+                for p in self.by_name[name]
+                if p.startswith(folder + "/")
+            ]
+            paths = below or paths[: 4 * self.SHORTLIST]
         grams = _trigrams(base)
-        return heapq.nsmallest(self.SHORTLIST, paths, key=lambda p: (-len(grams & self._grams_of(p.rpartition("/")[2])), p))
+        return heapq.nsmallest(
+            self.SHORTLIST, paths, key=lambda p: (-len(grams & self._grams_of(p.rpartition("/")[2])), p)
+        )
 
     def _grams_of(self, name: str) -> set[str]:
         grams = self._name_grams.get(name)
@@ -297,7 +306,7 @@ class _NearIndex:
 
 def _trigrams(text: str) -> set[str]:
     padded = f"^{text.lower()}$"
-    return {padded[i:i + 3] for i in range(len(padded) - 2)}
+    return {padded[i : i + 3] for i in range(len(padded) - 2)}
 
 
 def _folders(path: str) -> list[str]:

@@ -38,22 +38,21 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import tree_sitter
 
-from dshaudit.platform import cache
-from dshaudit.lang.parsing import js_literal, unwrap
 from dshaudit.core.model import LineRange
-from dshaudit.lang.symbols import language_for
-from dshaudit.lang.symbols import parse
-from dshaudit.lang.symbols import walk
+from dshaudit.lang.parsing import js_literal, unwrap
+from dshaudit.lang.symbols import language_for, parse, walk
+from dshaudit.platform import cache
 
 if TYPE_CHECKING:
-    from dshaudit.index.nameindex import NameIndex
     from dshaudit.git.snapshot import Snapshot
+    from dshaudit.index.nameindex import NameIndex
 
 VERSION = "1"  # bump when matching changes what a cached verdict means
 MAX_FRAGMENT_CHARS = 400
@@ -62,12 +61,40 @@ DECLARATION_FILE_CAP = 60  # files read to find a binding's declarations
 CODE_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".json")
 
 # Node types whose presence makes an expression worth comparing.
-_STRUCTURE = frozenset({"call_expression", "new_expression", "object", "assignment_expression",
-                        "augmented_assignment_expression", "arrow_function", "pair"})
-_NAME_TYPES = frozenset({"identifier", "property_identifier", "shorthand_property_identifier",
-                         "type_identifier", "shorthand_property_identifier_pattern", "private_property_name"})
-_LITERALS = frozenset({"number", "string", "true", "false", "null", "undefined", "unary_expression",
-                       "binary_expression", "template_string"})
+_STRUCTURE = frozenset(
+    {
+        "call_expression",
+        "new_expression",
+        "object",
+        "assignment_expression",
+        "augmented_assignment_expression",
+        "arrow_function",
+        "pair",
+    }
+)
+_NAME_TYPES = frozenset(
+    {
+        "identifier",
+        "property_identifier",
+        "shorthand_property_identifier",
+        "type_identifier",
+        "shorthand_property_identifier_pattern",
+        "private_property_name",
+    }
+)
+_LITERALS = frozenset(
+    {
+        "number",
+        "string",
+        "true",
+        "false",
+        "null",
+        "undefined",
+        "unary_expression",
+        "binary_expression",
+        "template_string",
+    }
+)
 _NOISE = frozenset({",", ";", "comment"})
 _KEY_COLON_RE = re.compile(r"""^\s*(?:[A-Za-z_$][\w$]*|'[^'\n]*'|"[^"\n]*")\s*:(?!:)""")
 _STRING_RE = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`[^`]*`""")
@@ -114,7 +141,6 @@ def _parts(node: tree_sitter.Node) -> list[tuple[tree_sitter.Node, str | None]]:
 
 def _text(node: tree_sitter.Node) -> str:
     return (node.text or b"").decode("utf-8", "replace")
-
 
 
 def _without_strings(text: str) -> str:
@@ -168,8 +194,16 @@ def parse_fragment(text: str) -> Fragment | None:
     if found is None:
         return None
     source, node, kind, binding, target, value = found
-    return Fragment(text=text, source=source, node=node, kind=kind, binding=binding, target=target,
-                    value=value, tokens=_tokens(node))
+    return Fragment(
+        text=text,
+        source=source,
+        node=node,
+        kind=kind,
+        binding=binding,
+        target=target,
+        value=value,
+        tokens=_tokens(node),
+    )
 
 
 _Found = tuple[str, tree_sitter.Node, str, str, tuple[str, ...], "tree_sitter.Node | None"]
@@ -352,7 +386,7 @@ def match(q: tree_sitter.Node, c: tree_sitter.Node) -> bool:
     qchain = _chain(q)
     if qchain is not None:
         cchain = _chain(c)
-        return cchain is not None and len(cchain) >= len(qchain) and cchain[-len(qchain):] == qchain
+        return cchain is not None and len(cchain) >= len(qchain) and cchain[-len(qchain) :] == qchain
     if q.type == "object":
         if c.type != "object":
             return False
@@ -390,7 +424,7 @@ def _declared(fragment: Fragment, node: tree_sitter.Node) -> tuple[tree_sitter.N
         elif t == "assignment_expression":
             left = node.child_by_field_name("left")
             chain = _chain(left) if left is not None else None
-            if chain is not None and len(chain) >= len(target) and tuple(chain[-len(target):]) == target:
+            if chain is not None and len(chain) >= len(target) and tuple(chain[-len(target) :]) == target:
                 return node.child_by_field_name("right"), None
         elif t in ("public_field_definition", "enum_assignment") and alone:
             n = node.child_by_field_name("name")
@@ -401,8 +435,13 @@ def _declared(fragment: Fragment, node: tree_sitter.Node) -> tuple[tree_sitter.N
     if t in ("pair", "shorthand_property_identifier"):
         key, value = _entry(node)
         return (value, None) if key == name else None
-    if t in ("property_signature", "public_field_definition", "required_parameter", "optional_parameter",
-             "variable_declarator"):
+    if t in (
+        "property_signature",
+        "public_field_definition",
+        "required_parameter",
+        "optional_parameter",
+        "variable_declarator",
+    ):
         n = node.child_by_field_name("name") or node.child_by_field_name("pattern")
         if n is None or _key_text(n) != name:
             return None
@@ -426,8 +465,9 @@ def _binding_holds(fragment: Fragment, value: tree_sitter.Node | None, type_text
 # -- searching a commit -------------------------------------------------------------
 
 
-def _candidates(fragment: Fragment, nodes: Callable[[frozenset[str]], list[tree_sitter.Node]]
-                ) -> Iterator[tree_sitter.Node]:
+def _candidates(
+    fragment: Fragment, nodes: Callable[[frozenset[str]], list[tree_sitter.Node]]
+) -> Iterator[tree_sitter.Node]:
     """Code nodes the fragment may match, in source order, among the nodes of a file
     (`nodes`: those of some types)."""
     if fragment.kind == "binding":
@@ -443,9 +483,19 @@ def _candidates(fragment: Fragment, nodes: Callable[[frozenset[str]], list[tree_
 
 
 # The node types `_declared` looks at: all others declare nothing.
-_DECLARING = frozenset({"variable_declarator", "assignment_expression", "public_field_definition", "enum_assignment",
-                        "pair", "shorthand_property_identifier", "property_signature", "required_parameter",
-                        "optional_parameter"})
+_DECLARING = frozenset(
+    {
+        "variable_declarator",
+        "assignment_expression",
+        "public_field_definition",
+        "enum_assignment",
+        "pair",
+        "shorthand_property_identifier",
+        "property_signature",
+        "required_parameter",
+        "optional_parameter",
+    }
+)
 
 
 def _nodes_of(root: tree_sitter.Node, types: frozenset[str], tsx: bool) -> list[tree_sitter.Node]:
@@ -527,12 +577,12 @@ def cached(fragment: Fragment, sha: str) -> bool:
     return cache.current().shard("reference-fragments", VERSION, _SHAPE).get(cache_key(fragment, sha)) is not None
 
 
-def evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex") -> FragmentVerdict | None:
+def evaluate(fragment: Fragment, snapshot: Snapshot, index: NameIndex) -> FragmentVerdict | None:
     """The fragment against the commit: cached per (commit, fragment source)."""
     return evaluate_all([fragment], snapshot, index)[0]
 
 
-def evaluate_all(fragments: list[Fragment], snapshot: "Snapshot", index: "NameIndex") -> list[FragmentVerdict | None]:
+def evaluate_all(fragments: list[Fragment], snapshot: Snapshot, index: NameIndex) -> list[FragmentVerdict | None]:
     """Several fragments against one commit, their files read together."""
     shard = cache.current().shard("reference-fragments", VERSION, _SHAPE)
     files = _Files(snapshot)
@@ -569,7 +619,7 @@ class _Files:
     (`fragment-blobs`): at a new commit only the files that changed are read
     and parsed. Blobs are read in batches, once per run."""
 
-    def __init__(self, snapshot: "Snapshot"):
+    def __init__(self, snapshot: Snapshot):
         self.snapshot = snapshot
         self.blobs = snapshot.blob_ids()
         self.shard = cache.current().shard("fragment-blobs", VERSION)
@@ -658,7 +708,7 @@ class _Plan:
     reading: list[str] = field(default_factory=list)  # the first MATCH_FILE_CAP of them
 
 
-def _plan(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex") -> _Plan:
+def _plan(fragment: Fragment, snapshot: Snapshot, index: NameIndex) -> _Plan:
     at = snapshot.sha[:8]
     if not fragment.tokens:
         return _Plan(undecided=True)  # nothing to find candidate files by: `[1, 2]`
@@ -668,15 +718,22 @@ def _plan(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex") -> _Plan
         return _Plan(FragmentVerdict("phantom", f"`{fragment.name}` occurs nowhere at {at}"))
     if absent and fragment.kind != "binding":
         names = ", ".join(f"`{t}`" for t in absent[:3])
-        return _Plan(FragmentVerdict("no_match", f"no code at {at} matches: {names} occur{'s' if len(absent) == 1 else ''} nowhere"))
-    holding = sorted(set.intersection(*(set(where[t]) for t in fragment.tokens)) if not absent else set(),
-                     key=lambda p: (not p.endswith(CODE_SUFFIXES), p))
+        return _Plan(
+            FragmentVerdict(
+                "no_match", f"no code at {at} matches: {names} occur{'s' if len(absent) == 1 else ''} nowhere"
+            )
+        )
+    holding = sorted(
+        set.intersection(*(set(where[t]) for t in fragment.tokens)) if not absent else set(),
+        key=lambda p: (not p.endswith(CODE_SUFFIXES), p),
+    )
     blobs = snapshot.blob_ids()
     return _Plan(holding=tuple(holding), reading=[p for p in holding if p in blobs][:MATCH_FILE_CAP])
 
 
-def _evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex", plan: _Plan,
-              files: _Files) -> FragmentVerdict | None:
+def _evaluate(
+    fragment: Fragment, snapshot: Snapshot, index: NameIndex, plan: _Plan, files: _Files
+) -> FragmentVerdict | None:
     if plan.verdict is not None or plan.undecided:
         return plan.verdict
     at = snapshot.sha[:8]
@@ -689,11 +746,14 @@ def _evaluate(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex", plan
         differs = _declarations(fragment, snapshot, index, files)
         if differs:
             path, lines, shown = differs[0]
-            more = f" (and {len(differs) - 1} more declaration{'s' if len(differs) > 2 else ''})" if len(differs) > 1 else ""
+            more = (
+                f" (and {len(differs) - 1} more declaration{'s' if len(differs) > 2 else ''})"
+                if len(differs) > 1
+                else ""
+            )
             return FragmentVerdict(
                 "value_differs",
-                f"`{'.'.join(fragment.target)}` is {shown} at {path}:{lines}, "
-                f"not {_shown(fragment.value, None)}{more}",
+                f"`{'.'.join(fragment.target)}` is {shown} at {path}:{lines}, not {_shown(fragment.value, None)}{more}",
                 (path, lines),
             )
     if len(holding) > len(reading) or any(not p.endswith(CODE_SUFFIXES) for p in holding):
@@ -726,8 +786,9 @@ def _listed(tokens: tuple[str, ...]) -> str:
     return shown + (f" and {len(tokens) - 4} more" if len(tokens) > 4 else "")
 
 
-def _declarations(fragment: Fragment, snapshot: "Snapshot", index: "NameIndex",
-                  files: _Files) -> list[tuple[str, LineRange, str]]:
+def _declarations(
+    fragment: Fragment, snapshot: Snapshot, index: NameIndex, files: _Files
+) -> list[tuple[str, LineRange, str]]:
     """Every declaration of the binding's name, in path order (none if too many files hold it)."""
     paths = sorted(p for p in index.paths([fragment.name])[fragment.name] if p.endswith(CODE_SUFFIXES))
     if len(paths) > DECLARATION_FILE_CAP:

@@ -55,17 +55,18 @@ import subprocess
 import tempfile
 import time
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import accumulate, islice
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Callable, Iterable
+from typing import IO, TYPE_CHECKING
 
-from dshaudit.platform import cache
 from dshaudit.core.errors import RepoError
+from dshaudit.documents.searches import escape_ere
 from dshaudit.git.fileindex import FileIndex
 from dshaudit.index.search import alternation
-from dshaudit.documents.searches import escape_ere
+from dshaudit.platform import cache
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
@@ -97,7 +98,7 @@ class Deletion:
     subject: str
 
     def __str__(self) -> str:
-        return f"{self.sha[:8]} {self.date[:10]} \"{self.subject}\""
+        return f'{self.sha[:8]} {self.date[:10]} "{self.subject}"'
 
 
 @dataclass(frozen=True)
@@ -136,8 +137,9 @@ def _first_word(name: str) -> str:
 
 def _whole_word(text: str, fold: bool) -> re.Pattern[bytes]:
     """git grep's `-w` on one line's bytes; `fold` is `-i` in the C locale (ASCII letters only)."""
-    return re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(text.encode("utf-8")) + rb"(?![A-Za-z0-9_])",
-                      re.IGNORECASE if fold else 0)
+    return re.compile(
+        rb"(?<![A-Za-z0-9_])" + re.escape(text.encode("utf-8")) + rb"(?![A-Za-z0-9_])", re.IGNORECASE if fold else 0
+    )
 
 
 def _pathspec_chunks(paths: list[str]) -> list[list[str]]:
@@ -157,16 +159,18 @@ class _Started:
     With `listing`, it greps the files that index lists (`--cached`), and the index
     is removed when the process is done."""
 
-    def __init__(self, git_dir: Path, args: list[str], env: dict[str, str] | None = None,
-                 listing: FileIndex | None = None):
+    def __init__(
+        self, git_dir: Path, args: list[str], env: dict[str, str] | None = None, listing: FileIndex | None = None
+    ):
         self.command = next((a for a in args if not a.startswith("-") and "=" not in a), "")
         self.out: IO[bytes] = tempfile.TemporaryFile()
         self.listing = listing
         try:
             if listing is not None:
                 env = {**(env or os.environ), **listing.env}
-            self.proc = subprocess.Popen(["git", f"--git-dir={git_dir}", *args], stdout=self.out,
-                                         stderr=subprocess.PIPE, env=env)
+            self.proc = subprocess.Popen(
+                ["git", f"--git-dir={git_dir}", *args], stdout=self.out, stderr=subprocess.PIPE, env=env
+            )
         except BaseException:
             self.out.close()
             if listing is not None:
@@ -223,8 +227,9 @@ class _Inside:
 
     def __init__(self, names: list[str], claims: list[str]):
         self._words = {n for n in names if _is_word(n)}
-        self._others = {n: re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])")
-                        for n in names if not _is_word(n)}
+        self._others = {
+            n: re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in names if not _is_word(n)
+        }
         self._exact = {t for t in claims if not any_case(t)}
         self._folded = {t for t in claims if any_case(t)}
         self._names: dict[str, tuple[str, ...]] = {}
@@ -287,7 +292,7 @@ class _Pass:
 class NameIndex:
     """Name lookups at one commit, shared by every document checked in a run."""
 
-    def __init__(self, snapshot: "Snapshot"):
+    def __init__(self, snapshot: Snapshot):
         if not _SHA_RE.fullmatch(snapshot.sha):
             raise RepoError(f"{snapshot.sha!r}: not a full commit SHA")
         self.snapshot = snapshot
@@ -353,19 +358,39 @@ class NameIndex:
             shared += sorted({_first_word(n) for n in apart} - set(names))
             apart = []
         search.looked_up = shared + apart
-        groups = [(shared[i:i + CHUNK], claims if i == 0 else []) for i in range(0, len(shared), CHUNK)]
+        groups = [(shared[i : i + CHUNK], claims if i == 0 else []) for i in range(0, len(shared), CHUNK)]
         groups = groups or [([], claims)]
-        groups += [(apart[i:i + CHUNK], []) for i in range(0, len(apart), CHUNK)]
+        groups += [(apart[i : i + CHUNK], []) for i in range(0, len(apart), CHUNK)]
         for group, with_claims in groups:
             if not group and not with_claims:
                 continue
             # --heading names each file once above its matches: on DSH the
             # output is a tenth of what a path on every match line makes. -z
             # writes the path as it is (no C quotes around a tab or a quote).
-            pattern = "(" + "|".join(sorted([escape_ere(n) for n in group] + [_any_case_ere(t) for t in with_claims],
-                                            key=len, reverse=True)) + ")"
-            args = ["-c", "core.quotePath=false", "grep", "-o", "-z", *(["-n"] if with_claims else []), "--heading",
-                    "--break", "-I", "-w", "-E", "-e", pattern]
+            pattern = (
+                "("
+                + "|".join(
+                    sorted(
+                        [escape_ere(n) for n in group] + [_any_case_ere(t) for t in with_claims], key=len, reverse=True
+                    )
+                )
+                + ")"
+            )
+            args = [
+                "-c",
+                "core.quotePath=false",
+                "grep",
+                "-o",
+                "-z",
+                *(["-n"] if with_claims else []),
+                "--heading",
+                "--break",
+                "-I",
+                "-w",
+                "-E",
+                "-e",
+                pattern,
+            ]
             search.runs += [(group, with_claims, run, True) for run in self._start_git(args, files)]
         rest = [t for t in texts if not _is_word(t)]
         if rest:
@@ -376,8 +401,9 @@ class NameIndex:
         """Whether this git greps with Perl regexes (`-P`, built with PCRE2), asked once per clone."""
         key = str(self.git_dir)
         if key not in _PERL:
-            probe = subprocess.run(["git", f"--git-dir={self.git_dir}", "grep", "-P", "-e", "x", EMPTY_TREE],
-                                   capture_output=True)
+            probe = subprocess.run(
+                ["git", f"--git-dir={self.git_dir}", "grep", "-P", "-e", "x", EMPTY_TREE], capture_output=True
+            )
             _PERL[key] = probe.returncode in (0, 1)
         return _PERL[key]
 
@@ -391,7 +417,7 @@ class NameIndex:
         names = search.names
         search.looked_up = list(names)
         for i in range(0, max(len(names), 1), CHUNK):
-            group, with_claims = names[i:i + CHUNK], claims if i == 0 else []
+            group, with_claims = names[i : i + CHUNK], claims if i == 0 else []
             if not group and not with_claims:
                 continue
             # The names and exact claims as a trie (`alternation`): PCRE tries far fewer
@@ -402,10 +428,24 @@ class NameIndex:
             exact = alternation([*group, *(t for t in with_claims if not any_case(t))], re.escape)
             folded = [f"(?i:{t})" for t in sorted((t for t in with_claims if any_case(t)), key=len, reverse=True)]
             pattern = "(?<![A-Za-z0-9_])(?:" + "|".join([exact, *folded] if exact else folded) + ")(?![A-Za-z0-9_])"
-            args = ["-c", "core.quotePath=false", "grep", "-o", "-z", *(["-n"] if with_claims else []), "--heading",
-                    "--break", "-I", "-P", "-e", pattern]
-            search.runs += [(group, with_claims, run, True)
-                            for run in self._start_git(args, search.files, env={**os.environ, "LC_ALL": "C"})]
+            args = [
+                "-c",
+                "core.quotePath=false",
+                "grep",
+                "-o",
+                "-z",
+                *(["-n"] if with_claims else []),
+                "--heading",
+                "--break",
+                "-I",
+                "-P",
+                "-e",
+                pattern,
+            ]
+            search.runs += [
+                (group, with_claims, run, True)
+                for run in self._start_git(args, search.files, env={**os.environ, "LC_ALL": "C"})
+            ]
         rest = [t for t in search.texts if not _is_word(t)]
         if rest:
             search.runs += [([], rest, run, False) for run in self._start_absence(rest, search.files)]
@@ -679,7 +719,7 @@ class NameIndex:
     def _store_absence(self, text: str, limit: int, lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
         """Paths that hold the text first, then the first lines, up to `limit` places in all."""
         places: list[tuple[str, int]] = [(p, 0) for p in self._paths_holding(text, any_case(text), limit)]
-        places += lines[:limit - len(places)]
+        places += lines[: limit - len(places)]
         places.sort()
         self._absences().put(f"{self.sha} {limit} {text}", [list(p) for p in places])
         return places
@@ -701,17 +741,21 @@ class NameIndex:
             self._starts = list(accumulate((len(p) + 1 for p in paths[:-1]), initial=0))
         joined = self._joined
         if not fold:
+
             def find(pos: int) -> int:
                 return joined.find(text, pos)
         elif self._lowered is not None and text.isascii():  # ASCII only: lower() folds as the pattern does
             lowered, needle = self._lowered, text.lower()
+
             def find(pos: int) -> int:
                 return lowered.find(needle, pos)
         else:  # other letters may fold to ASCII ones (the Kelvin sign to k): the pattern's own folding
             literal = re.compile(re.escape(text), re.IGNORECASE)
+
             def find(pos: int) -> int:
                 m = literal.search(joined, pos)
                 return m.start() if m else -1
+
         held: dict[str, None] = {}
         at = find(0)
         while at >= 0 and len(held) < limit:
@@ -739,9 +783,22 @@ class NameIndex:
         """The first `limit` matching lines, stopping git once they are read."""
         self.git_calls += 1
         proc = subprocess.Popen(
-            ["git", f"--git-dir={self.git_dir}", "grep", "-n", "-z", "-I", *(["-i"] if fold else []), "-w", "-F",
-             "-e", text, self.sha],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            [
+                "git",
+                f"--git-dir={self.git_dir}",
+                "grep",
+                "-n",
+                "-z",
+                "-I",
+                *(["-i"] if fold else []),
+                "-w",
+                "-F",
+                "-e",
+                text,
+                self.sha,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         assert proc.stdout is not None
         places = []
@@ -770,9 +827,11 @@ class NameIndex:
         occurs; the newest one whose first parent held the name as a whole
         word is where it was deleted (a change to a longer name that contains
         it is passed over)."""
+
         def search(bound: list[str]) -> Deletion | None:
-            out = self._git("log", "--first-parent", "-n", "3", "--format=%H%x00%cI%x00%s", f"-S{name}",
-                            self.sha, *bound, "--")
+            out = self._git(
+                "log", "--first-parent", "-n", "3", "--format=%H%x00%cI%x00%s", f"-S{name}", self.sha, *bound, "--"
+            )
             for record in out.decode("utf-8", "replace").splitlines():
                 sha, date, subject = (record.split("\0") + ["", ""])[:3]
                 if _SHA_RE.fullmatch(sha) and self._had(name, sha):
@@ -785,9 +844,22 @@ class NameIndex:
         """The newest first-parent commit, within `commits` of this one, that removed
         `path` (a file, or a file under a folder of that name), a move counted as a
         removal; `deletion` is None when there is none. Cached as `deletion` is."""
+
         def search(bound: list[str]) -> Deletion | None:
-            out = self._git("--literal-pathspecs", "log", "--first-parent", "--no-renames", "--diff-filter=D", "-n", "1",
-                            "--format=%H%x00%cI%x00%s", self.sha, *bound, "--", path)
+            out = self._git(
+                "--literal-pathspecs",
+                "log",
+                "--first-parent",
+                "--no-renames",
+                "--diff-filter=D",
+                "-n",
+                "1",
+                "--format=%H%x00%cI%x00%s",
+                self.sha,
+                *bound,
+                "--",
+                path,
+            )
             sha, date, subject = (out.decode("utf-8", "replace").strip().split("\0") + ["", "", ""])[:3]
             return Deletion(sha, date, subject) if _SHA_RE.fullmatch(sha) else None
 
@@ -805,8 +877,14 @@ class NameIndex:
         reached_root = len(window) <= commits
         found = search([] if reached_root else ["--not", window[commits]])
         answer = HistoryAnswer(found, min(len(window), commits), reached_root)
-        shard.put(key, {"deletion": [found.sha, found.date, found.subject] if found else None,
-                        "commits": answer.commits, "root": reached_root})
+        shard.put(
+            key,
+            {
+                "deletion": [found.sha, found.date, found.subject] if found else None,
+                "commits": answer.commits,
+                "root": reached_root,
+            },
+        )
         return answer
 
     def _had(self, name: str, sha: str) -> bool:
@@ -818,8 +896,9 @@ class NameIndex:
         )
         return proc.returncode == 0
 
-    def deletions(self, names: list[str], commits: int = HISTORY_COMMITS,
-                  budget: float = HISTORY_BUDGET_SECONDS) -> dict[str, HistoryAnswer]:
+    def deletions(
+        self, names: list[str], commits: int = HISTORY_COMMITS, budget: float = HISTORY_BUDGET_SECONDS
+    ) -> dict[str, HistoryAnswer]:
         """`deletion` for several names, two at a time, until `budget` seconds
         have gone by; names not searched by then are left out of the answer."""
         start = time.monotonic()
@@ -842,7 +921,7 @@ def any_case(text: str) -> bool:
 _indexes: dict[tuple[str, str], NameIndex] = {}
 
 
-def index_for(snapshot: "Snapshot") -> NameIndex:
+def index_for(snapshot: Snapshot) -> NameIndex:
     """The index of a snapshot's commit, one per process and commit."""
     git_dir = Path(snapshot.repository.repo.git_dir)
     key = (str(git_dir), snapshot.sha)

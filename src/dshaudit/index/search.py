@@ -34,22 +34,28 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar
 
-from dshaudit.platform import cache
 from dshaudit.core.errors import RepoError
-from dshaudit.git.fileindex import FileIndex
+from dshaudit.core.model import Evidence, Fact, FactStatus, LineRange, Pin
 from dshaudit.documents.searches import BRE_META, FLAGS, Search
-from dshaudit.core.model import Evidence
-from dshaudit.core.model import Fact
-from dshaudit.core.model import FactStatus
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import Pin
+from dshaudit.git.fileindex import FileIndex
+from dshaudit.platform import cache
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
 
 # Whatever the user's git config says, a search means the same thing.
-_FIXED_CONFIG = ("-c", "grep.patternType=basic", "-c", "grep.extendedRegexp=false", "-c", "grep.fullName=true",
-                 "-c", "grep.lineNumber=true", "-c", "core.quotePath=false")
+_FIXED_CONFIG = (
+    "-c",
+    "grep.patternType=basic",
+    "-c",
+    "grep.extendedRegexp=false",
+    "-c",
+    "grep.fullName=true",
+    "-c",
+    "grep.lineNumber=true",
+    "-c",
+    "core.quotePath=false",
+)
 MAX_EVIDENCE = 200  # places kept as evidence; the counts are of every match
 
 
@@ -103,8 +109,21 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
             if hit is not None:
                 found[s] = (base, [(p, int(n)) for p, n in hit])
                 break
-    same = {b: not _git(git_dir, "diff-tree", "-r", "--name-only", "--no-renames", b, target, "--",
-                        ".gitattributes", "*/.gitattributes") for b in {b for b, _ in found.values()}}
+    same = {
+        b: not _git(
+            git_dir,
+            "diff-tree",
+            "-r",
+            "--name-only",
+            "--no-renames",
+            b,
+            target,
+            "--",
+            ".gitattributes",
+            "*/.gitattributes",
+        )
+        for b in {b for b, _ in found.values()}
+    }
     found = {s: v for s, v in found.items() if same[v[0]]}
     if not found:
         return
@@ -124,8 +143,9 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
         shard.put(cache.digest(target, s.kind, s.text), [[p, n] for p, n in hits])
 
 
-def found_in(places: dict[Search, list[tuple[str, str, str]]], git_dir: str,
-             read: Callable[[list[str]], dict[str, bytes]]) -> dict[Search, dict[tuple[str, str], list[int]]]:
+def found_in(
+    places: dict[Search, list[tuple[str, str, str]]], git_dir: str, read: Callable[[list[str]], dict[str, bytes]]
+) -> dict[Search, dict[tuple[str, str], list[int]]]:
     """The lines matching each search in its places (commit, path, blob): regular files
     its pathspecs select, at one commit (a new pin) or many (history's walk). Each
     file is screened first (`may_match`, git reading the files, or Python where git
@@ -201,7 +221,9 @@ class _Printed:
         import tempfile
 
         test = line_test(search)
-        answers = {place: [(n, test(text)) for n, text in self._printed[place]] for place in sorted(places)} if test else {}
+        answers = (
+            {place: [(n, test(text)) for n, text in self._printed[place]] for place in sorted(places)} if test else {}
+        )
         if test and all(a is not None for found in answers.values() for _, a in found):
             kept = {place: [n for n, matched in found if matched] for place, found in answers.items()}
             return {place: numbers for place, numbers in kept.items() if numbers}
@@ -214,7 +236,9 @@ class _Printed:
                 origin += [(place, number) for number, _ in printed]
         found: dict[tuple[str, str], list[int]] = {}
         command, *options = _grep_args(search)
-        for _, line in _grep_lines(git_dir, [command, "--no-index", *options], [os.path.basename(path)], cwd=self.folder):
+        for _, line in _grep_lines(
+            git_dir, [command, "--no-index", *options], [os.path.basename(path)], cwd=self.folder
+        ):
             place, number = origin[line - 1]
             found.setdefault(place, []).append(number)
         return found
@@ -235,10 +259,26 @@ def _changes(bases: dict[Search, str], git_dir: str, target: str) -> dict[Search
     says. One `git diff-tree` a base lists every change, and each search's are picked
     out as git's pathspecs pick them (`select`): a diff-tree costs about 11 ms of
     CPU, and a new pin's searches have dozens of distinct pathspecs."""
-    asked = {base: subprocess.Popen(["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "diff-tree", "-r", "-z", "--raw",
-                                     "--no-renames", "--no-abbrev", base, target],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for base in dict.fromkeys(bases.values())}
+    asked = {
+        base: subprocess.Popen(
+            [
+                "git",
+                f"--git-dir={git_dir}",
+                *_FIXED_CONFIG,
+                "diff-tree",
+                "-r",
+                "-z",
+                "--raw",
+                "--no-renames",
+                "--no-abbrev",
+                base,
+                target,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for base in dict.fromkeys(bases.values())
+    }
     listed: dict[str, list[tuple[str, str, str]]] = {}
     try:
         for base, proc in asked.items():
@@ -246,8 +286,9 @@ def _changes(bases: dict[Search, str], git_dir: str, target: str) -> dict[Search
             if proc.returncode != 0:
                 raise RepoError(f"git diff-tree failed: {err.decode(errors='replace').strip()[:300]}")
             fields = out.decode("utf-8", "replace").split("\0")
-            listed[base] = [(path, meta.split(" ")[1], meta.split(" ")[3])
-                            for meta, path in zip(fields[0::2], fields[1::2]) if meta]
+            listed[base] = [
+                (path, meta.split(" ")[1], meta.split(" ")[3]) for meta, path in zip(fields[0::2], fields[1::2]) if meta
+            ]
     finally:
         for proc in asked.values():
             if proc.returncode is None:
@@ -263,9 +304,15 @@ def _changes(bases: dict[Search, str], git_dir: str, target: str) -> dict[Search
 
 
 def _files_fact(search: Search, pin: Pin, paths: list[str]) -> Fact:
-    return Fact(search.text, search.definition, pin, FactStatus.OK, len(paths),
-                {"count": len(paths), "paths": tuple(paths)},
-                tuple(Evidence(p, LineRange(1, 1)) for p in paths[:MAX_EVIDENCE]))
+    return Fact(
+        search.text,
+        search.definition,
+        pin,
+        FactStatus.OK,
+        len(paths),
+        {"count": len(paths), "paths": tuple(paths)},
+        tuple(Evidence(p, LineRange(1, 1)) for p in paths[:MAX_EVIDENCE]),
+    )
 
 
 def _grep_args(search: Search) -> list[str]:
@@ -280,8 +327,7 @@ def _grep_args(search: Search) -> list[str]:
 
 def _grep(search: Search, snapshot: Snapshot, specs: list[str]) -> list[tuple[str, int]]:
     """(path, line) of every match of the search at the snapshot, in the pathspecs given."""
-    out = _git(str(snapshot.repository.repo.git_dir), *_grep_args(search), snapshot.sha, "--", *specs,
-               no_match_ok=True)
+    out = _git(str(snapshot.repository.repo.git_dir), *_grep_args(search), snapshot.sha, "--", *specs, no_match_ok=True)
     hits: list[tuple[str, int]] = []
     prefix = snapshot.sha + ":"
     for record in out.split("\n"):
@@ -294,15 +340,31 @@ def _grep(search: Search, snapshot: Snapshot, specs: list[str]) -> list[tuple[st
 def _search_fact(search: Search, pin: Pin, hits: list[tuple[str, int]]) -> Fact:
     hits = sorted(hits)
     paths = sorted({p for p, _ in hits})
-    fields = {"count": len(hits), "files": len(paths), "paths": tuple(paths),
-              "lines": tuple(f"{p}:{n}" for p, n in hits)}
-    return Fact(search.text, search.definition, pin, FactStatus.OK, len(hits), fields,
-                tuple(Evidence(p, LineRange(n, n)) for p, n in hits[:MAX_EVIDENCE]))
+    fields = {
+        "count": len(hits),
+        "files": len(paths),
+        "paths": tuple(paths),
+        "lines": tuple(f"{p}:{n}" for p, n in hits),
+    }
+    return Fact(
+        search.text,
+        search.definition,
+        pin,
+        FactStatus.OK,
+        len(hits),
+        fields,
+        tuple(Evidence(p, LineRange(n, n)) for p, n in hits[:MAX_EVIDENCE]),
+    )
 
 
-def advance(search: Search, before: Fact, snapshot: Snapshot, pin: Pin,
-            changed: tuple[tuple[str | None, str | None], ...],
-            found: dict[tuple[str, str], list[int]] | None = None) -> Fact:
+def advance(
+    search: Search,
+    before: Fact,
+    snapshot: Snapshot,
+    pin: Pin,
+    changed: tuple[tuple[str | None, str | None], ...],
+    found: dict[tuple[str, str], list[int]] | None = None,
+) -> Fact:
     """The fact at a commit, from its value at the parent and the commit's changed
     paths (old path, new path): matches in the files the commit changed are
     searched again, the rest kept. Equal to `measure` at the commit, at the cost
@@ -392,7 +454,7 @@ def literals(search: Search) -> tuple[bytes, ...] | None:
             end = next((i for i, c in enumerate(pattern) if c in meta), len(pattern))
             if end < len(pattern) and pattern[end] in "*?+{\\":
                 end -= 1  # a quantifier (or an escape that may be one) may repeat the last letter none times
-            found = [pattern[:max(end, 0)]]
+            found = [pattern[: max(end, 0)]]
             if not found[0]:
                 return None
     if "-i" in search.flags:
@@ -498,9 +560,31 @@ def _bars_inside_groups(pattern: str) -> bool | None:
 # The characters past ASCII whose upper or lower case is (or begins with) an ASCII letter
 # (K KELVIN SIGN, ſ LONG S, İ, ı, ß, the ligatures ﬁ ...): under -i a regular expression
 # library may match them to one, in UTF-8.
-_FOLDING = tuple(chr(c).encode() for c in (0xDF, 0x130, 0x131, 0x149, 0x17F, 0x1F0, 0x1E96, 0x1E97, 0x1E98, 0x1E99,
-                                           0x1E9A, 0x1E9E, 0x212A, 0xFB00, 0xFB01, 0xFB02, 0xFB03, 0xFB04, 0xFB05,
-                                           0xFB06))
+_FOLDING = tuple(
+    chr(c).encode()
+    for c in (
+        0xDF,
+        0x130,
+        0x131,
+        0x149,
+        0x17F,
+        0x1F0,
+        0x1E96,
+        0x1E97,
+        0x1E98,
+        0x1E99,
+        0x1E9A,
+        0x1E9E,
+        0x212A,
+        0xFB00,
+        0xFB01,
+        0xFB02,
+        0xFB03,
+        0xFB04,
+        0xFB05,
+        0xFB06,
+    )
+)
 
 
 def _utf8_locale() -> bool:
@@ -562,7 +646,7 @@ def screened(wanted: dict[Search, list[str]], read: Callable[[list[str]], dict[s
     passed: dict[Search, set[str]] = {s: set() for s in wanted}
     order = sorted(by_blob)
     for start in range(0, len(order), 200):
-        for blob, data in read(order[start:start + 200]).items():
+        for blob, data in read(order[start : start + 200]).items():
             screen = Screen(data)
             for s in by_blob[blob]:
                 if may_match(words[s], "-i" in s.flags, screen):
@@ -584,8 +668,9 @@ class Screened:
     lines: dict[str, list[tuple[int, bytes]]]
 
 
-def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | None,
-                  blobs: dict[str, str] | None = None) -> Screened | None:
+def grep_screened(
+    wanted: dict[Search, list[str]], git_dir: str, commit: str | None, blobs: dict[str, str] | None = None
+) -> Screened | None:
     """`screened`, with git reading the files: for each search, those of its paths
     at `commit` that may hold a match (with no commit, the paths are COMMIT:PATH
     names, as `regrep` gives them to git: files of many commits at once). The
@@ -636,8 +721,9 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | N
             if listing is not None:
                 listings.append(listing)
                 cached = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", *listing.grep_options, *options]
-                procs.append(subprocess.Popen(cached, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                              env={**env, **listing.env}))
+                procs.append(
+                    subprocess.Popen(cached, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**env, **listing.env})
+                )
                 paths = listing.left_out
             batch: list[str] = []
             size = 0
@@ -646,8 +732,9 @@ def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | N
                 size += len(p) + 12
                 if size > _SCREEN_ARGS or i == len(paths) - 1:
                     named = [commit, "--", *batch] if commit else [*batch, "--"]
-                    procs.append(subprocess.Popen([*args, *named], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                  env=env))
+                    procs.append(
+                        subprocess.Popen([*args, *named], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                    )
                     batch, size = [], 0
         lines: dict[str, list[tuple[int, bytes]]] = {}
         prefix = commit.encode() + b":" if commit else b""
@@ -759,11 +846,14 @@ def selector(pathspecs: tuple[str, ...]) -> Callable[[str], bool]:
     path of every commit), as git's tree walk selects: a spec matches a path that is
     itself or lies under it, and one with wildcards also what it matches as a pattern
     (`_wildmatch`)."""
+
     def compiled(specs: list[str]) -> Callable[[str], object] | None:
         if not specs:
             return None
-        parts = [re.escape(s.rstrip("/")) + r"(?:/.*)?\Z" + (f"|{_wildmatch(s)}" if any(c in s for c in "*?[") else "")
-                 for s in specs]
+        parts = [
+            re.escape(s.rstrip("/")) + r"(?:/.*)?\Z" + (f"|{_wildmatch(s)}" if any(c in s for c in "*?[") else "")
+            for s in specs
+        ]
         try:
             return re.compile("|".join(f"(?:{p})" for p in parts), re.DOTALL).match
         except re.error:  # patterns that cannot stand side by side in one expression: one at a time
@@ -777,10 +867,18 @@ def selector(pathspecs: tuple[str, ...]) -> Callable[[str], bool]:
 
 # The character classes git's wildmatch knows, as the ASCII characters each holds.
 _CLASSES = {
-    "alnum": string.ascii_letters + string.digits, "alpha": string.ascii_letters, "blank": " \t",
-    "cntrl": "".join(map(chr, range(32))) + "\x7f", "digit": string.digits, "graph": string.printable[:94],
-    "lower": string.ascii_lowercase, "print": string.printable[:95], "punct": string.punctuation,
-    "space": " \t\n\r\x0b\x0c", "upper": string.ascii_uppercase, "xdigit": string.hexdigits,
+    "alnum": string.ascii_letters + string.digits,
+    "alpha": string.ascii_letters,
+    "blank": " \t",
+    "cntrl": "".join(map(chr, range(32))) + "\x7f",
+    "digit": string.digits,
+    "graph": string.printable[:94],
+    "lower": string.ascii_lowercase,
+    "print": string.printable[:95],
+    "punct": string.punctuation,
+    "space": " \t\n\r\x0b\x0c",
+    "upper": string.ascii_uppercase,
+    "xdigit": string.hexdigits,
 }
 _NOTHING = "(?!)"
 
@@ -810,8 +908,8 @@ def _wildmatch(spec: str) -> str:
         first = True
         while j < len(spec) and (first or spec[j] != "]"):
             first = False
-            if spec.startswith("[:", j) and (end := spec.find(":]", j + 2)) != -1 and "]" not in spec[j + 2:end]:
-                name = spec[j + 2:end]
+            if spec.startswith("[:", j) and (end := spec.find(":]", j + 2)) != -1 and "]" not in spec[j + 2 : end]:
+                name = spec[j + 2 : end]
                 if name not in _CLASSES:
                     return _NOTHING
                 members += map(re.escape, _CLASSES[name])
@@ -834,8 +932,9 @@ def _wildmatch(spec: str) -> str:
 
 
 def _git(git_dir: str, *args: str, no_match_ok: bool = False, cwd: str | None = None) -> str:
-    proc = subprocess.run(["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, *args],
-                          capture_output=True, check=False, cwd=cwd)
+    proc = subprocess.run(
+        ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, *args], capture_output=True, check=False, cwd=cwd
+    )
     if proc.returncode == 1 and no_match_ok and not proc.stderr:
         return ""
     if proc.returncode != 0:

@@ -17,18 +17,18 @@ import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dshaudit.index import search
-
-from dshaudit.documents import searches
 from dshaudit.core.errors import InputError
-from dshaudit.documents.findings import MARKDOWN_ENDINGS
-from dshaudit.documents.findings import FindingsFile
-from dshaudit.documents.findings import FrontMatterError
-from dshaudit.documents.findings import citations_in_markdown
-from dshaudit.documents.findings import split_front_matter
-from dshaudit.core.model import Citation
-from dshaudit.core.model import Pin
+from dshaudit.core.model import Citation, Pin
+from dshaudit.documents import searches
+from dshaudit.documents.findings import (
+    MARKDOWN_ENDINGS,
+    FindingsFile,
+    FrontMatterError,
+    citations_in_markdown,
+    split_front_matter,
+)
 from dshaudit.git.snapshot import Snapshot
+from dshaudit.index import search
 
 if TYPE_CHECKING:
     pass
@@ -44,7 +44,7 @@ class TreeDocs:
     where: str  # a folder or a glob, in the tree
 
     @classmethod
-    def parse(cls, spec: str) -> "TreeDocs":
+    def parse(cls, spec: str) -> TreeDocs:
         pin, _, where = spec.partition(":")
         where = where.strip().strip("/") or DEFAULT_DIR
         if not pin.strip():
@@ -56,7 +56,9 @@ class TreeDocs:
         return cls(pin.strip(), where)
 
     def paths(self, snapshot: Snapshot) -> list[str]:
-        return [p for p in snapshot.paths() if p.lower().endswith(MARKDOWN_ENDINGS) and search.selected(p, (self.where,))]
+        return [
+            p for p in snapshot.paths() if p.lower().endswith(MARKDOWN_ENDINGS) and search.selected(p, (self.where,))
+        ]
 
 
 # (path, blob id, web address) -> the document's citations and digest. A document is
@@ -72,8 +74,9 @@ def load(spec: TreeDocs, pin: Pin, snapshot: Snapshot, web_url: str | None) -> l
     if not paths:
         raise InputError(f"--tree-docs {spec.pin}:{spec.where}: no Markdown file there at {pin.name}")
     entries = {p: snapshot.entry(p) for p in paths}
-    unread = sorted({e.blob_sha for p, e in entries.items()
-                     if e and e.blob_sha and (p, e.blob_sha, web_url) not in _PARSED})
+    unread = sorted(
+        {e.blob_sha for p, e in entries.items() if e and e.blob_sha and (p, e.blob_sha, web_url) not in _PARSED}
+    )
     blobs = snapshot.read_many(unread) if unread else {}
     if len(_PARSED) + len(unread) > _PARSED_LIMIT:
         _PARSED.clear()
@@ -86,14 +89,16 @@ def load(spec: TreeDocs, pin: Pin, snapshot: Snapshot, web_url: str | None) -> l
         if key not in _PARSED:
             _PARSED[key] = _parse(path, blobs[entry.blob_sha], web_url)
         citations, digest = _PARSED[key]
-        out.append(FindingsFile(
-            path=path,
-            front_matter={},
-            citations=citations,
-            pin=spec.pin,
-            digest=digest,
-            written_at=spec.pin,
-        ))
+        out.append(
+            FindingsFile(
+                path=path,
+                front_matter={},
+                citations=citations,
+                pin=spec.pin,
+                digest=digest,
+                written_at=spec.pin,
+            )
+        )
     return out
 
 
@@ -105,5 +110,3 @@ def _parse(path: str, data: bytes, web_url: str | None) -> tuple[tuple[Citation,
         skip = 0  # a document's own front matter is its business, not a pin
     citations = tuple(citations_in_markdown(text, path, skip, web_url, link_base=posixpath.dirname(path)))
     return citations, hashlib.sha256(data).hexdigest()
-
-

@@ -10,9 +10,9 @@ line belongs to the method it documents.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterator
+from functools import cache
 
 import tree_sitter
 import tree_sitter_typescript
@@ -67,7 +67,7 @@ def walk(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
         stack.extend(reversed(n.children))
 
 
-@lru_cache(maxsize=None)
+@cache
 def language_for(path: str) -> tree_sitter.Language:
     if path.endswith(".tsx") or path.endswith(".jsx"):
         return tree_sitter.Language(tree_sitter_typescript.language_tsx())
@@ -100,8 +100,12 @@ class SymbolTable:
     def enclosing(self, lines: LineRange) -> tuple[str, LineRange] | None:
         """The innermost declaration that holds all of `lines`, and its span
         (the shortest span; of equal ones, the most qualified name)."""
-        holding = [(s.end - s.start, -name.count("."), name, s) for name, spans in self.spans.items()
-                   for s in spans if s.start <= lines.start and lines.end <= s.end]
+        holding = [
+            (s.end - s.start, -name.count("."), name, s)
+            for name, spans in self.spans.items()
+            for s in spans
+            if s.start <= lines.start and lines.end <= s.end
+        ]
         if not holding:
             return None
         _, _, name, span = min(holding)
@@ -143,15 +147,17 @@ def build_symbol_table(path: str, source: bytes) -> SymbolTable:
             name = _name_of(node)
             if name is not None:
                 start = node
-                if start.type == "variable_declarator" and start.parent is not None \
-                        and start.parent.type in _DECLARATION_LISTS and start.parent.named_child_count == 1:
+                if (
+                    start.type == "variable_declarator"
+                    and start.parent is not None
+                    and start.parent.type in _DECLARATION_LISTS
+                    and start.parent.named_child_count == 1
+                ):
                     start = start.parent  # `const X = ...`: the statement, where a doc comment attaches
                 while start.parent is not None and start.parent.type in _WRAPPERS:
                     start = start.parent
                 qualified = f"{prefix}{name}"
-                spans.setdefault(qualified, []).append(
-                    LineRange(_doc_comment_start(start) + 1, node.end_point[0] + 1)
-                )
+                spans.setdefault(qualified, []).append(LineRange(_doc_comment_start(start) + 1, node.end_point[0] + 1))
                 child_prefix = qualified + "."
         stack.extend((c, child_prefix) for c in reversed(node.named_children))
     return SymbolTable(

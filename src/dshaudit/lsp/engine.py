@@ -18,43 +18,31 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlparse
 
 from lsprotocol import types
 
-from dshaudit.platform import cache
-from dshaudit.documents.claims import CLAIM_SPAN_RE
-from dshaudit.app.commands import LazyRepository
-from dshaudit.app.commands import Session
-from dshaudit.platform.config import Config
-from dshaudit.platform.config import load_config
+from dshaudit.app.commands import LazyRepository, Session
+from dshaudit.checking.verify import FileText, Verifier, check, check_outcome
 from dshaudit.core.diagnostics import Diagnostic
-from dshaudit.core.errors import DshauditError
-from dshaudit.core.errors import RepoError
-from dshaudit.facts.book import FactBook
-from dshaudit.documents.findings import BLOCKS_SHARD
-from dshaudit.documents.findings import FindingsFile
-from dshaudit.documents.findings import parse_findings
+from dshaudit.core.errors import DshauditError, RepoError
+from dshaudit.core.model import SHA_RE, Citation, Claim, ClaimVerdict, Pin, Verdict
 from dshaudit.core.results import CheckResult
-from dshaudit.core.model import Citation
-from dshaudit.core.model import Claim
-from dshaudit.core.model import ClaimVerdict
-from dshaudit.core.model import Pin
-from dshaudit.core.model import Verdict
-from dshaudit.git.pins import PinResolver
-from dshaudit.core.model import SHA_RE
 from dshaudit.core.status import Severity
-from dshaudit.checking.verify import FileText
-from dshaudit.checking.verify import Verifier
-from dshaudit.checking.verify import check
-from dshaudit.checking.verify import check_outcome
+from dshaudit.documents.claims import CLAIM_SPAN_RE
+from dshaudit.documents.findings import BLOCKS_SHARD, FindingsFile, parse_findings
+from dshaudit.facts.book import FactBook
+from dshaudit.git.pins import PinResolver
+from dshaudit.platform import cache
+from dshaudit.platform.config import Config, load_config
 
 if TYPE_CHECKING:
-    from dshaudit.moves.rebase import Rebaser
     from dshaudit.git.snapshot import Snapshot
+    from dshaudit.moves.rebase import Rebaser
 
 SCHEME = "dshaudit"
 SOURCE = "dshaudit"
@@ -106,7 +94,7 @@ class Lines:
         self.encoding = encoding
 
     @classmethod
-    def of(cls, text: str, encoding: str = types.PositionEncodingKind.Utf16) -> "Lines":
+    def of(cls, text: str, encoding: str = types.PositionEncodingKind.Utf16) -> Lines:
         return cls(text.split("\n"), encoding)
 
     def line(self, n: int) -> str:
@@ -176,19 +164,19 @@ class Scope:
     session: Session
     verifier: Verifier
     book: FactBook
-    rebasers: dict[tuple[str, str], "Rebaser"] = field(default_factory=dict)
+    rebasers: dict[tuple[str, str], Rebaser] = field(default_factory=dict)
 
     @property
     def config(self) -> Config:
         return self.session.config
 
-    def snapshot(self, pin: Pin) -> "Snapshot":
+    def snapshot(self, pin: Pin) -> Snapshot:
         return self.session.repository().snapshot(pin.sha, pin.name)
 
     def text(self, pin: Pin, path: str) -> FileText | None:
         return self.verifier.text(self.snapshot(pin), path)
 
-    def rebaser(self, old: Pin, new: Pin) -> "Rebaser":
+    def rebaser(self, old: Pin, new: Pin) -> Rebaser:
         """The one Rebaser between two pins (it keeps the diff it read)."""
         from dshaudit.moves.rebase import Rebaser
 
@@ -294,15 +282,15 @@ class Engine:
         shown = path.as_posix() if path else uri
         try:
             analysis.file = parse_findings(text, shown, scope.config.web_url)
-            analysis.result = check([analysis.file], scope.session.pins, scope.session.repository,
-                                    verifier=scope.verifier, book=scope.book)
+            analysis.result = check(
+                [analysis.file], scope.session.pins, scope.session.repository, verifier=scope.verifier, book=scope.book
+            )
         except DshauditError as exc:
             analysis.diagnostics = [problem(exc, lines)]
             return self._remember(analysis)
         outcome = check_outcome(analysis.result, scope.config.web_url)
         ends = extents(analysis.file, lines)
-        analysis.diagnostics = [lsp_diagnostic(d, lines, ends) for d in outcome.diagnostics
-                                if d.severity in SEVERITIES]
+        analysis.diagnostics = [lsp_diagnostic(d, lines, ends) for d in outcome.diagnostics if d.severity in SEVERITIES]
         self._flush_now_and_then()
         return self._remember(analysis)
 
@@ -322,7 +310,7 @@ class Engine:
 
     # -- DSH ---------------------------------------------------------------------
 
-    def children(self, snapshot: "Snapshot") -> dict[str, list[tuple[str, bool]]]:
+    def children(self, snapshot: Snapshot) -> dict[str, list[tuple[str, bool]]]:
         """Each folder of a commit's tree ("" for the root): its entries, (name, is a folder), sorted."""
         if snapshot.sha not in self._children:
             tree: dict[str, list[tuple[str, bool]]] = {}
@@ -398,7 +386,7 @@ _TOKEN_RE = re.compile(r"\S+?(?=[.,;:!?)\]]*(?:\s|$))")
 
 def token_end(line: str, start: int) -> int:
     """The end of what stands at `start`: the code span it opens, else its word."""
-    m = _SPAN_RE.match(line, start) if line[start:start + 1] == "`" else _TOKEN_RE.match(line, start)
+    m = _SPAN_RE.match(line, start) if line[start : start + 1] == "`" else _TOKEN_RE.match(line, start)
     return m.end() if m else len(line)
 
 

@@ -14,36 +14,50 @@ from dataclasses import replace
 
 from lsprotocol import types
 
-from dshaudit.checking.anchoring import propose
-from dshaudit.documents.claims import CLAIM_SPAN_RE
-from dshaudit.documents.claims import split_ref
-from dshaudit.documents.claims import show as show_value
 from dshaudit.app.commands import numbered
-from dshaudit.core.diagnostics import permalink
-from dshaudit.core.model import Citation
-from dshaudit.core.model import Claim
-from dshaudit.core.model import ClaimVerdict
-from dshaudit.core.model import FactStatus
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import Pin
-from dshaudit.core.model import Status
-from dshaudit.core.model import Verdict
-from dshaudit.core.model import format_lines
-from dshaudit.core.model import merge_evidence
-from dshaudit.moves.rebase import Move
-from dshaudit.moves.rebase import MoveStatus
-from dshaudit.core.status import Reach
+from dshaudit.checking.anchoring import propose
 from dshaudit.checking.verify import SYMBOL_FILE_ENDINGS
+from dshaudit.core.diagnostics import permalink
+from dshaudit.core.model import (
+    Citation,
+    Claim,
+    ClaimVerdict,
+    FactStatus,
+    LineRange,
+    Pin,
+    Status,
+    Verdict,
+    format_lines,
+    merge_evidence,
+)
+from dshaudit.core.status import Reach
+from dshaudit.documents.claims import CLAIM_SPAN_RE, split_ref
+from dshaudit.documents.claims import show as show_value
 from dshaudit.lsp.engine import Analysis, Engine, Lines, Scope, blob_uri
+from dshaudit.moves.rebase import Move, MoveStatus
 
 MAX_HOVER_LINES = 40  # cited lines shown in a hover; a long declaration is cut
 MAX_EVIDENCE = 10  # places of a fact's evidence listed in a hover
 MAX_VALUE_CHARS = 600
 MAX_RELOCATIONS = 200  # places tried for a citation whose anchor moved
 LANGUAGES = {
-    "ts": "typescript", "mts": "typescript", "cts": "typescript", "tsx": "tsx", "js": "javascript",
-    "mjs": "javascript", "cjs": "javascript", "jsx": "jsx", "json": "json", "md": "markdown", "yml": "yaml",
-    "yaml": "yaml", "toml": "toml", "sh": "bash", "py": "python", "css": "css", "html": "html",
+    "ts": "typescript",
+    "mts": "typescript",
+    "cts": "typescript",
+    "tsx": "tsx",
+    "js": "javascript",
+    "mjs": "javascript",
+    "cjs": "javascript",
+    "jsx": "jsx",
+    "json": "json",
+    "md": "markdown",
+    "yml": "yaml",
+    "yaml": "yaml",
+    "toml": "toml",
+    "sh": "bash",
+    "py": "python",
+    "css": "css",
+    "html": "html",
 }
 
 # -- what is under the cursor ----------------------------------------------------
@@ -133,7 +147,9 @@ def citation_markdown(scope: Scope, v: Verdict) -> str:
     shown, cut = _clip(ranges)
     body = "\n".join(numbered(text.lines, shown, 0))
     fence = "`" * max(3, max((len(run) for run in re.findall(r"`{3,}", body)), default=0) + 1)
-    parts.append(f"{fence}{LANGUAGES.get(extension, '')}\n{body}\n{fence}" + ("\n\n(cut: the citation is longer)" if cut else ""))
+    parts.append(
+        f"{fence}{LANGUAGES.get(extension, '')}\n{body}\n{fence}" + ("\n\n(cut: the citation is longer)" if cut else "")
+    )
     whole = LineRange(ranges[0].start, max(r.end for r in ranges))
     parts.append(f"[{v.path}#L{whole.start}]({permalink(scope.config.web_url, pin.sha, v.path, whole)})")
     return "\n\n".join(parts)
@@ -159,13 +175,15 @@ def claim_markdown(scope: Scope, v: ClaimVerdict) -> str:
         return "\n\n".join(parts)
     if fact.status is FactStatus.OK:
         value = show_value(v.measured)
-        value = value if len(value) <= MAX_VALUE_CHARS else value[:MAX_VALUE_CHARS - 3] + "..."
+        value = value if len(value) <= MAX_VALUE_CHARS else value[: MAX_VALUE_CHARS - 3] + "..."
         parts.append(f"**Measured** at {fact.pin.name}: {_code(value)}")
     parts.append(f"**Counting rule** ({_code(fact.id)}): {fact.definition}")
     evidence = merge_evidence(fact.evidence)
     if evidence:
-        listed = [f"- [{e}]({permalink(scope.config.web_url, fact.pin.sha, e.path, e.lines)})"
-                  for e in evidence[:MAX_EVIDENCE]]
+        listed = [
+            f"- [{e}]({permalink(scope.config.web_url, fact.pin.sha, e.path, e.lines)})"
+            for e in evidence[:MAX_EVIDENCE]
+        ]
         if len(evidence) > MAX_EVIDENCE:
             listed.append(f"- and {len(evidence) - MAX_EVIDENCE} more (`dshaudit facts {fact.id}`)")
         parts.append("**Evidence:**\n" + "\n".join(listed))
@@ -195,7 +213,7 @@ def completion(a: Analysis, engine: Engine, position: types.Position) -> list[ty
         return _pins(a, position.line, column - len(m.group(1)), column) if m else []
     if before.count("`") % 2 == 0:
         return []  # not inside a code span
-    content = before[before.rfind("`") + 1:]
+    content = before[before.rfind("`") + 1 :]
     if m := _CLAIM_RE.fullmatch(content):
         return _facts(a, position.line, column - len(m.group(1)), column, m.group(1))
     if m := _SYMBOL_RE.fullmatch(content):
@@ -214,10 +232,21 @@ def _in_front_matter(lines: Lines, line: int) -> bool:
     return not any(lines.line(i).rstrip() in ("---", "...") for i in range(1, line))
 
 
-def _item(a: Analysis, line: int, start: int, end: int, label: str, kind: types.CompletionItemKind,
-          detail: str = "", sort: str = "") -> types.CompletionItem:
+def _item(
+    a: Analysis,
+    line: int,
+    start: int,
+    end: int,
+    label: str,
+    kind: types.CompletionItemKind,
+    detail: str = "",
+    sort: str = "",
+) -> types.CompletionItem:
     return types.CompletionItem(
-        label=label, kind=kind, detail=detail or None, sort_text=sort or None,
+        label=label,
+        kind=kind,
+        detail=detail or None,
+        sort_text=sort or None,
         text_edit=types.TextEdit(range=a.lines.range(line, start, end), new_text=label),
     )
 
@@ -225,23 +254,36 @@ def _item(a: Analysis, line: int, start: int, end: int, label: str, kind: types.
 def _pins(a: Analysis, line: int, start: int, end: int) -> list[types.CompletionItem]:
     if a.scope is None:
         return []
-    return [_item(a, line, start, end, name, types.CompletionItemKind.Constant, pin.sha)
-            for name, pin in sorted(a.scope.config.pins.items())]
+    return [
+        _item(a, line, start, end, name, types.CompletionItemKind.Constant, pin.sha)
+        for name, pin in sorted(a.scope.config.pins.items())
+    ]
 
 
 def _facts(a: Analysis, line: int, start: int, end: int, written: str) -> list[types.CompletionItem]:
     from dshaudit.facts.book import registry
 
     specs = registry()
-    items = [_item(a, line, start, end, fact_id, types.CompletionItemKind.Constant, spec.definition)
-             for fact_id, spec in sorted(specs.items())]
+    items = [
+        _item(a, line, start, end, fact_id, types.CompletionItemKind.Constant, spec.definition)
+        for fact_id, spec in sorted(specs.items())
+    ]
     fact_id, _ = split_ref(written.rstrip("."), set(specs))
     pin = a.pin()
     if fact_id is not None and written.startswith(fact_id + ".") and pin is not None and a.scope is not None:
         fact = a.scope.book.get(fact_id, pin)
-        items += [_item(a, line, start, end, f"{fact_id}.{name}", types.CompletionItemKind.Field,
-                        f"{show_value(value)[:80]} at {pin.name}")
-                  for name, value in sorted(fact.fields.items())]
+        items += [
+            _item(
+                a,
+                line,
+                start,
+                end,
+                f"{fact_id}.{name}",
+                types.CompletionItemKind.Field,
+                f"{show_value(value)[:80]} at {pin.name}",
+            )
+            for name, value in sorted(fact.fields.items())
+        ]
     return items
 
 
@@ -262,10 +304,18 @@ def _symbols(a: Analysis, line: int, start: int, end: int, path: str) -> list[ty
     if found is None or found.rsplit(".", 1)[-1] not in SYMBOL_FILE_ENDINGS or a.scope.text(pin, found) is None:
         return []
     table = a.scope.verifier.symbols(a.scope.snapshot(pin), found)
-    return [_item(a, line, start, end, name,
-                  types.CompletionItemKind.Method if "." in name else types.CompletionItemKind.Class,
-                  f"lines {format_lines(spans)} at {pin.name}")
-            for name, spans in sorted(table.spans.items())]
+    return [
+        _item(
+            a,
+            line,
+            start,
+            end,
+            name,
+            types.CompletionItemKind.Method if "." in name else types.CompletionItemKind.Class,
+            f"lines {format_lines(spans)} at {pin.name}",
+        )
+        for name, spans in sorted(table.spans.items())
+    ]
 
 
 def _paths(engine: Engine, a: Analysis, line: int, start: int, end: int, folder: str) -> list[types.CompletionItem]:
@@ -273,10 +323,18 @@ def _paths(engine: Engine, a: Analysis, line: int, start: int, end: int, folder:
     if pin is None or a.scope is None:
         return []
     entries = engine.children(a.scope.snapshot(pin)).get(folder, [])
-    return [_item(a, line, start, end, name + ("/" if is_folder else ""),
-                  types.CompletionItemKind.Folder if is_folder else types.CompletionItemKind.File,
-                  sort=("0" if is_folder else "1") + name)
-            for name, is_folder in entries]
+    return [
+        _item(
+            a,
+            line,
+            start,
+            end,
+            name + ("/" if is_folder else ""),
+            types.CompletionItemKind.Folder if is_folder else types.CompletionItemKind.File,
+            sort=("0" if is_folder else "1") + name,
+        )
+        for name, is_folder in entries
+    ]
 
 
 # -- code actions ------------------------------------------------------------------
@@ -298,8 +356,9 @@ def code_actions(a: Analysis, selected: types.Range) -> list[types.CodeAction]:
 
 
 def _edit(a: Analysis, c: Citation, old: str, new: str) -> types.WorkspaceEdit:
-    return types.WorkspaceEdit(changes={a.uri: [
-        types.TextEdit(range=_range(a, c.source.line, c.source.column, len(old)), new_text=new)]})
+    return types.WorkspaceEdit(
+        changes={a.uri: [types.TextEdit(range=_range(a, c.source.line, c.source.column, len(old)), new_text=new)]}
+    )
 
 
 def _anchor_actions(a: Analysis, scope: Scope, c: Citation, v: Verdict) -> list[types.CodeAction]:
@@ -307,8 +366,14 @@ def _anchor_actions(a: Analysis, scope: Scope, c: Citation, v: Verdict) -> list[
     if v.status is not Status.OK:
         return []
     edits = propose([c], {0: v}, {0: scope.text(v.pin, v.path)}, a.file.pin, a.lines.lines)
-    return [types.CodeAction(title=f"Anchor this citation on `{e.anchor}`", kind=types.CodeActionKind.QuickFix,
-                             edit=_edit(a, c, e.old, e.new)) for e in edits]
+    return [
+        types.CodeAction(
+            title=f"Anchor this citation on `{e.anchor}`",
+            kind=types.CodeActionKind.QuickFix,
+            edit=_edit(a, c, e.old, e.new),
+        )
+        for e in edits
+    ]
 
 
 def _move_actions(a: Analysis, scope: Scope, c: Citation, v: Verdict) -> list[types.CodeAction]:
@@ -319,8 +384,14 @@ def _move_actions(a: Analysis, scope: Scope, c: Citation, v: Verdict) -> list[ty
     if lines is None:
         return []
     new = Move(c, MoveStatus.SHIFTED, "", c.path, lines).new_text(v.pin, v.pin)
-    return [types.CodeAction(title=f"Move to where the anchor is now: {new}", kind=types.CodeActionKind.QuickFix,
-                             edit=_edit(a, c, c.text, new), is_preferred=True)]
+    return [
+        types.CodeAction(
+            title=f"Move to where the anchor is now: {new}",
+            kind=types.CodeActionKind.QuickFix,
+            edit=_edit(a, c, c.text, new),
+            is_preferred=True,
+        )
+    ]
 
 
 def relocated(scope: Scope, c: Citation, v: Verdict) -> tuple[LineRange, ...] | None:
@@ -355,12 +426,22 @@ def _carry_actions(a: Analysis, scope: Scope, c: Citation, v: Verdict) -> list[t
         # Carried from the path it was read at (an abbreviated path is written in full).
         move = scope.rebaser(v.pin, pin).move(replace(c, path=v.path, pin_ref=None))
         if not move.writable:
-            out.append(types.CodeAction(title=f"Carry to pin {pin.name}", kind=types.CodeActionKind.RefactorRewrite,
-                                        disabled=types.CodeActionDisabled(reason=f"{move.status}: {move.message}")))
+            out.append(
+                types.CodeAction(
+                    title=f"Carry to pin {pin.name}",
+                    kind=types.CodeActionKind.RefactorRewrite,
+                    disabled=types.CodeActionDisabled(reason=f"{move.status}: {move.message}"),
+                )
+            )
             continue
         new = move.new_text(v.pin, pin) + ("" if home is not None and home.sha == pin.sha else "@" + pin.ref)
-        out.append(types.CodeAction(title=f"Carry to pin {pin.name}: {new} ({move.status})",
-                                    kind=types.CodeActionKind.RefactorRewrite, edit=_edit(a, c, c.text, new)))
+        out.append(
+            types.CodeAction(
+                title=f"Carry to pin {pin.name}: {new} ({move.status})",
+                kind=types.CodeActionKind.RefactorRewrite,
+                edit=_edit(a, c, c.text, new),
+            )
+        )
     return out
 
 
@@ -379,6 +460,5 @@ def definition(a: Analysis, position: types.Position) -> types.Location | None:
     blob = Lines(text.lines, a.lines.encoding)
     ranges = v.resolved_lines or c.lines
     first = ranges[0] if ranges and v.status.reach is Reach.LINES else LineRange(1, 1)
-    where = types.Range(blob.position(first.start - 1, 0),
-                        blob.position(first.end - 1, len(blob.line(first.end - 1))))
+    where = types.Range(blob.position(first.start - 1, 0), blob.position(first.end - 1, len(blob.line(first.end - 1))))
     return types.Location(uri=blob_uri(v.pin.sha, v.path), range=where)

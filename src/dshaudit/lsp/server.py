@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Generator, TypeVar
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -28,10 +29,10 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from dshaudit import __version__
-from dshaudit.platform import cache
 from dshaudit.documents.findings import MARKDOWN_ENDINGS
 from dshaudit.lsp import features
 from dshaudit.lsp.engine import SCHEME, EditorCache, Engine, fs_path
+from dshaudit.platform import cache
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -56,8 +57,9 @@ class Protocol(LanguageServerProtocol):
 
 class DshauditServer(LanguageServer):
     def __init__(self, engine: Engine):
-        super().__init__("dshaudit", __version__, protocol_cls=Protocol,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        super().__init__(
+            "dshaudit", __version__, protocol_cls=Protocol, text_document_sync_kind=types.TextDocumentSyncKind.Full
+        )
         self.engine = engine
         self.debounce = DEBOUNCE_SECONDS
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dshaudit")
@@ -88,15 +90,21 @@ class DshauditServer(LanguageServer):
             diagnostics = (await self.run(self.engine.analyse, uri, text, version)).diagnostics
         except Exception as exc:  # a bug in dshaudit: say so on the document, as the CLI says it on stderr
             logger.exception("checking %s", uri)
-            diagnostics = [types.Diagnostic(
-                range=types.Range(types.Position(0, 0), types.Position(0, 0)), severity=types.DiagnosticSeverity.Error,
-                message=f"internal error: {type(exc).__name__}: {exc} (a bug in dshaudit: please report it)",
-                code="internal", source="dshaudit")]
+            diagnostics = [
+                types.Diagnostic(
+                    range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+                    severity=types.DiagnosticSeverity.Error,
+                    message=f"internal error: {type(exc).__name__}: {exc} (a bug in dshaudit: please report it)",
+                    code="internal",
+                    source="dshaudit",
+                )
+            ]
         if uri not in self.workspace.text_documents or self.workspace.get_text_document(uri).version != version:
             return  # edited (or closed) meanwhile: a newer check is on its way
         self.pending.pop(uri, None)
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
 
     async def ready(self, uri: str) -> None:
         """Open the document's DSH clone (clone it on first use) before it is
@@ -108,8 +116,12 @@ class DshauditServer(LanguageServer):
             supported = bool(self.client_capabilities.window and self.client_capabilities.window.work_done_progress)
             if supported:
                 await self.work_done_progress.create_async(token)
-                self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                    title="dshaudit", message="opening the DSH clone (cloning it on first use)", cancellable=False))
+                self.work_done_progress.begin(
+                    token,
+                    types.WorkDoneProgressBegin(
+                        title="dshaudit", message="opening the DSH clone (cloning it on first use)", cancellable=False
+                    ),
+                )
             try:
                 await self.run(self.engine.open_repository, uri)
                 outcome = "DSH is open"
@@ -130,8 +142,7 @@ class DshauditServer(LanguageServer):
 
 
 def is_markdown(uri: str) -> bool:
-    return not uri.startswith(SCHEME + ":") and (
-        uri.lower().endswith(MARKDOWN_ENDINGS) or fs_path(uri) is None)
+    return not uri.startswith(SCHEME + ":") and (uri.lower().endswith(MARKDOWN_ENDINGS) or fs_path(uri) is None)
 
 
 def build_server(repo: str | None, config_path: str | None) -> DshauditServer:
@@ -172,8 +183,12 @@ def build_server(repo: str | None, config_path: str | None) -> DshauditServer:
         items = await ls.answer(params.text_document.uri, features.completion, ls.engine, params.position)
         return None if items is None else types.CompletionList(is_incomplete=False, items=items)
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]))
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]
+        ),
+    )
     async def code_action(ls: DshauditServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         return await ls.answer(params.text_document.uri, features.code_actions, params.range)
 

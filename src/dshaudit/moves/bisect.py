@@ -7,16 +7,14 @@ on the main line), searched by halving: about log2(N) snapshots are read, not N.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 from dshaudit.core.errors import InputError
+from dshaudit.core.model import Citation, Pin, SourceLocation
 from dshaudit.documents.findings import load_findings_file
 from dshaudit.documents.grammar import find_citations
-from dshaudit.core.model import Citation
-from dshaudit.core.model import Pin
-from dshaudit.core.model import SourceLocation
 from dshaudit.git.repository import DshRepository
 
 _FINDINGS_LOCATION_RE = re.compile(r"^(.+\.md):(\d+)(?::(\d+))?$")
@@ -51,7 +49,11 @@ def parse_target(target: str, anchors: tuple[str, ...], known_facts: set[str]) -
             raise InputError(f"{target}: line {line} is past the end of {f.path} ({lines} lines)")
         here = [c for c in f.citations if c.source.line == line and (col is None or c.source.column == col)]
         if len(here) != 1:
-            what = "no citation" if not here else f"{len(here)} citations (add :COLUMN: {', '.join(str(c.source.column) for c in here)})"
+            what = (
+                "no citation"
+                if not here
+                else f"{len(here)} citations (add :COLUMN: {', '.join(str(c.source.column) for c in here)})"
+            )
             raise InputError(f"{target}: {what} on that line")
         return Target(target, citation=replace(here[0], pin_ref=None))
     fact_id, field = split_ref(target, known_facts)
@@ -61,8 +63,9 @@ def parse_target(target: str, anchors: tuple[str, ...], known_facts: set[str]) -
     if len(found) != 1 or found[0].text != target.strip():
         raise InputError(f"{target!r}: neither a findings location (FILE.md:LINE), a citation, nor a fact id")
     raw = found[0]
-    citation = Citation(raw.path, raw.lines, raw.symbol, None, anchors, SourceLocation("<command line>", 1, 1),
-                        raw.text, raw.problem)
+    citation = Citation(
+        raw.path, raw.lines, raw.symbol, None, anchors, SourceLocation("<command line>", 1, 1), raw.text, raw.problem
+    )
     return Target(target, citation=citation)
 
 
@@ -87,9 +90,13 @@ class BisectResult:
     def as_dict(self) -> dict[str, object]:
         first = self.first
         return {
-            "target": self.target, "good": self.good.sha, "bad": self.bad.sha,
-            "commits": self.commits, "probes": self.probes,
-            "before": self.before, "after": self.after,
+            "target": self.target,
+            "good": self.good.sha,
+            "bad": self.bad.sha,
+            "commits": self.commits,
+            "probes": self.probes,
+            "before": self.before,
+            "after": self.after,
             "first": None if first is None else {"sha": first.sha, "date": first.date, "subject": first.subject},
         }
 
@@ -103,8 +110,9 @@ class BisectResult:
         )
 
 
-def first_parent_path(repository: DshRepository, good: str, bad: str,
-                      order: str = "bisect needs --good before --bad") -> list[str]:
+def first_parent_path(
+    repository: DshRepository, good: str, bad: str, order: str = "bisect needs --good before --bad"
+) -> list[str]:
     """The commits on the first-parent path after `good`, up to `bad` included, oldest first."""
     git = repository.repo.git
     try:

@@ -33,12 +33,21 @@ def carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], verifier: Verifie
             elif move.status is MoveStatus.SKIPPED:
                 # Wrong at its own commit already: that is the verdict to give.
                 v = verifier.verify(c, written, written.name)
-                out.append(replace(v, message=f"already at {written.name}, where the document was written: {v.message}"))
+                out.append(
+                    replace(v, message=f"already at {written.name}, where the document was written: {v.message}")
+                )
             elif move.status in (MoveStatus.SHIFTED, MoveStatus.RENAMED):
                 now = f"{move.new_path}:{format_lines(move.new_lines)}" if move.new_lines else str(move.new_path)
-                out.append(Verdict(c, pin, Status.MOVED_SINCE,
-                                   f"the text it cited at {written.name} is at {now} at {pin.name}",
-                                   move.new_lines, move.new_path or c.path))
+                out.append(
+                    Verdict(
+                        c,
+                        pin,
+                        Status.MOVED_SINCE,
+                        f"the text it cited at {written.name} is at {now} at {pin.name}",
+                        move.new_lines,
+                        move.new_path or c.path,
+                    )
+                )
             else:
                 out.append(Verdict(c, pin, Status.CHANGED_SINCE, f"since {written.name}: {move.message}"))
     return out

@@ -27,32 +27,24 @@ claims' runs in a second process while this one walks the citations.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from dshaudit.moves.bisect import Commit
-from dshaudit.moves.bisect import first_parent_path
-from dshaudit.documents.claims import evaluate
-from dshaudit.documents.claims import show
-from dshaudit.documents.claims import split_ref
-from dshaudit.git.diff import Diff
 from dshaudit.core.errors import RepoError
+from dshaudit.core.model import Citation, Claim, ClaimVerdict, Fact, Pin, Verdict, format_lines
+from dshaudit.core.status import Severity
+from dshaudit.documents.claims import evaluate, show, split_ref
 from dshaudit.documents.findings import FindingsFile
-from dshaudit.core.model import Citation
-from dshaudit.core.model import Claim
-from dshaudit.core.model import ClaimVerdict
-from dshaudit.core.model import Fact
-from dshaudit.core.model import Pin
-from dshaudit.core.model import Verdict
-from dshaudit.core.model import format_lines
-from dshaudit.platform.config import Config
-from dshaudit.git.pins import PinResolver
 from dshaudit.documents.searches import split as search_split
+from dshaudit.git.diff import Diff
+from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
-from dshaudit.core.status import Severity
+from dshaudit.moves.bisect import Commit, first_parent_path
+from dshaudit.platform.config import Config
 
 if TYPE_CHECKING:
     from dshaudit.facts.book import FactBook
@@ -108,8 +100,11 @@ class Step:
 
     def tree(self, parent: Snapshot) -> Snapshot:
         """The commit's tree, from its parent's and its changes, with no `git ls-tree`."""
-        return parent.derive(self.commit.sha, sorted(self.old_side),
-                             [(c.new_path, c.new_mode, c.new_blob or "") for c in self.changes if c.new_path])
+        return parent.derive(
+            self.commit.sha,
+            sorted(self.old_side),
+            [(c.new_path, c.new_mode, c.new_blob or "") for c in self.changes if c.new_path],
+        )
 
     @cached_property
     def renames(self) -> dict[str, str]:
@@ -129,8 +124,16 @@ def read_steps(repository: DshRepository, from_sha: str, to_sha: str) -> list[St
     if not shas:
         return []
     out = repository.repo.git.log(
-        "--first-parent", "--diff-merges=first-parent", "--reverse", "--raw", "-M", "-z", "--no-abbrev",
-        "--no-color", "--format=%x01%H%x00%P%x00%cI%x00%s", f"{from_sha}..{to_sha}",
+        "--first-parent",
+        "--diff-merges=first-parent",
+        "--reverse",
+        "--raw",
+        "-M",
+        "-z",
+        "--no-abbrev",
+        "--no-color",
+        "--format=%x01%H%x00%P%x00%cI%x00%s",
+        f"{from_sha}..{to_sha}",
     )
     steps = [_parse_step(chunk) for chunk in out.split("\x01")[1:]]
     if [s.commit.sha for s in steps] != shas:
@@ -163,8 +166,11 @@ def _parse_step(chunk: str) -> Step:
         else:
             path = rest[i + 1]
             i += 2
-            changes.append(Change(letter, None if letter == "A" else path, None if letter == "D" else path,
-                                  old_id, new_id, new_mode))
+            changes.append(
+                Change(
+                    letter, None if letter == "A" else path, None if letter == "D" else path, old_id, new_id, new_mode
+                )
+            )
     return Step(Commit(sha, date, subject), parents.split()[0] if parents else "", tuple(changes))
 
 
@@ -201,17 +207,29 @@ class CommitImpact:
 
     def counts_text(self) -> str:
         """`#2589: 45 broken, 7 edited, 43 shifted, 5 claims changed` (zeros left out)."""
-        counts = [(self.broken, "broken"), (self.restored, "restored"), (self.edited, "edited"),
-                  (self.shifted, "shifted"), (self.claims_changed, "claims changed")]
+        counts = [
+            (self.broken, "broken"),
+            (self.restored, "restored"),
+            (self.edited, "edited"),
+            (self.shifted, "shifted"),
+            (self.claims_changed, "claims changed"),
+        ]
         pr = f"#{self.pull_request}: " if self.pull_request else ""
         return pr + ", ".join(f"{n} {what}" for n, what in counts if n)
 
     def as_dict(self) -> dict[str, Any]:
         c = self.commit
         return {
-            "sha": c.sha, "subject": c.subject, "date": c.date, "pull_request": self.pull_request,
-            "shifted": self.shifted, "edited": self.edited, "broken": self.broken, "restored": self.restored,
-            "claims_changed": self.claims_changed, "holding": self.holding,
+            "sha": c.sha,
+            "subject": c.subject,
+            "date": c.date,
+            "pull_request": self.pull_request,
+            "shifted": self.shifted,
+            "edited": self.edited,
+            "broken": self.broken,
+            "restored": self.restored,
+            "claims_changed": self.claims_changed,
+            "holding": self.holding,
         }
 
 
@@ -309,11 +327,15 @@ class ClaimHistory:
     def story(self, to_pin: Pin) -> str:
         assert self.at_to is not None
         if self.first_changed is None:  # measured at the two ends only
-            return (f"{_observed(self.at_from)} -> {self.after} between the pins (measured at the ends only); "
-                    f"{_observed(self.at_to)}, {self.at_to.status} at {to_pin.name}")
+            return (
+                f"{_observed(self.at_from)} -> {self.after} between the pins (measured at the ends only); "
+                f"{_observed(self.at_to)}, {self.at_to.status} at {to_pin.name}"
+            )
         more = f" (changed {len(self.changed_at)} times)" if len(self.changed_at) > 1 else ""
-        return (f"{_observed(self.at_from)} -> {self.after} at {_short(self.first_changed)}{more}; "
-                f"{_observed(self.at_to)}, {self.at_to.status} at {to_pin.name}")
+        return (
+            f"{_observed(self.at_from)} -> {self.after} at {_short(self.first_changed)}{more}; "
+            f"{_observed(self.at_to)}, {self.at_to.status} at {to_pin.name}"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         assert self.at_to is not None
@@ -349,8 +371,10 @@ class HistoryResult:
     def ranked(self) -> list[CommitImpact]:
         """The commits that matter, most impactful first (then the ones that moved most lines, then in order)."""
         order = {c.commit.sha: i for i, c in enumerate(self.commits)}
-        return sorted((c for c in self.commits if c.impact or c.shifted),
-                      key=lambda c: (-c.impact, -c.broken, -c.shifted, order[c.commit.sha]))
+        return sorted(
+            (c for c in self.commits if c.impact or c.shifted),
+            key=lambda c: (-c.impact, -c.broken, -c.shifted, order[c.commit.sha]),
+        )
 
     def to_reread(self) -> list[CitationHistory]:
         """Citations a reader should look at again: failing at TO, edited while
@@ -412,13 +436,34 @@ class Pickaxe:
     that moves with matching lines is found too; `--text` reads binary files as
     `git grep -a` does."""
 
-    def __init__(self, repository: DshRepository, from_sha: str, to_sha: str, pattern: str, ignore_case: bool,
-                 globs: tuple[str, ...]):
+    def __init__(
+        self,
+        repository: DshRepository,
+        from_sha: str,
+        to_sha: str,
+        pattern: str,
+        ignore_case: bool,
+        globs: tuple[str, ...],
+    ):
         import subprocess
 
-        args = ["git", f"--git-dir={repository.repo.git_dir}", "log", "--first-parent", "--diff-merges=first-parent",
-                "-s", "--no-renames", "--text", "--format=%H", *(["-i"] if ignore_case else []), "-G", pattern,
-                f"{from_sha}..{to_sha}", "--", *(f":(glob){g}" for g in globs)]
+        args = [
+            "git",
+            f"--git-dir={repository.repo.git_dir}",
+            "log",
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "-s",
+            "--no-renames",
+            "--text",
+            "--format=%H",
+            *(["-i"] if ignore_case else []),
+            "-G",
+            pattern,
+            f"{from_sha}..{to_sha}",
+            "--",
+            *(f":(glob){g}" for g in globs),
+        ]
         self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self._commits: set[str] | None = None
 
@@ -445,10 +490,10 @@ class FactWatch:
     the whole tree, only where a changed line holds what it greps for."""
 
     def __init__(self, fact_id: str, repository: DshRepository, from_sha: str, to_sha: str):
+        from dshaudit.documents.searches import extended
         from dshaudit.facts.book import registry
         from dshaudit.facts.engine import glob_predicate
         from dshaudit.facts.reducers import SEARCHES
-        from dshaudit.documents.searches import extended
 
         spec = registry()[fact_id]
         self.fact_id = fact_id
@@ -459,10 +504,21 @@ class FactWatch:
         self.needles = tuple(spec.needle or ()) if self._needled else ()
         # One `git log -G` per case rule, for the alternation of the detector's searches.
         queries = SEARCHES[spec.reduce](spec) if spec.reduce in SEARCHES else None
-        self._pickaxes = [Pickaxe(repository, from_sha, to_sha, "|".join(f"({extended(q)})" for q in queries
-                                                                         if ("-i" in q.flags) == folded),
-                                  folded, spec.content_globs)
-                          for folded in sorted({"-i" in q.flags for q in queries})] if queries is not None else None
+        self._pickaxes = (
+            [
+                Pickaxe(
+                    repository,
+                    from_sha,
+                    to_sha,
+                    "|".join(f"({extended(q)})" for q in queries if ("-i" in q.flags) == folded),
+                    folded,
+                    spec.content_globs,
+                )
+                for folded in sorted({"-i" in q.flags for q in queries})
+            ]
+            if queries is not None
+            else None
+        )
 
     def needle_blobs(self, step: Step) -> set[str]:
         """The blobs whose literals decide whether this commit can change the fact."""
@@ -518,23 +574,32 @@ class SearchWatch:
         if sha not in self._changed:
             wanted = "ADR" if self.spec.kind == "files" else "ADRMT"
             selected = selector(self.spec.pathspecs)
-            self._changed[sha] = tuple((c.old_path, c.new_path) for c in step.changes if c.status in wanted and (
-                (c.old_path is not None and selected(c.old_path)) or (c.new_path is not None and selected(c.new_path))))
+            self._changed[sha] = tuple(
+                (c.old_path, c.new_path)
+                for c in step.changes
+                if c.status in wanted
+                and (
+                    (c.old_path is not None and selected(c.old_path))
+                    or (c.new_path is not None and selected(c.new_path))
+                )
+            )
         return self._changed[sha]
 
     def places(self, steps: list[Step]) -> list[tuple[str, str, str]]:
         """(commit, path, blob) of each file a commit changes that this search reads again:
         the regular files (git grep reads no link, no submodule)."""
-        from dshaudit.index.search import REGULAR_MODES
-        from dshaudit.index.search import fresh_paths
+        from dshaudit.index.search import REGULAR_MODES, fresh_paths
 
         if self.ends_only or self.spec.kind != "search":
             return []
         out = []
         for step in steps:
             blobs = {c.new_path: c.new_blob for c in step.changes if c.new_path and c.new_mode in REGULAR_MODES}
-            out += [(step.commit.sha, p, blob) for p in fresh_paths(self.spec, self.changed_paths(step))
-                    if (blob := blobs.get(p))]
+            out += [
+                (step.commit.sha, p, blob)
+                for p in fresh_paths(self.spec, self.changed_paths(step))
+                if (blob := blobs.get(p))
+            ]
         return out
 
     def touched_by(self, step: Step, holds_needle: Callable[[str], bool]) -> bool:
@@ -549,8 +614,15 @@ class ClaimsWalk:
     commit that can change them. Independent of the citations' half, so it can
     run in a process of its own (see `history`)."""
 
-    def __init__(self, claims: list[Claim], repository: Callable[[], DshRepository], from_pin: Pin, to_pin: Pin,
-                 steps: list[Step], resolver: PinResolver | None = None):
+    def __init__(
+        self,
+        claims: list[Claim],
+        repository: Callable[[], DshRepository],
+        from_pin: Pin,
+        to_pin: Pin,
+        steps: list[Step],
+        resolver: PinResolver | None = None,
+    ):
         from dshaudit.facts.book import registry
 
         self.claims, self.repository, self.steps = claims, repository, steps
@@ -569,7 +641,9 @@ class ClaimsWalk:
         ids = sorted({fid for c in self.claims if not c.problem and (fid := split_ref(c.ref, self._known)[0])})
         # Started first: the git processes of the whole-tree facts run while the facts are measured at FROM.
         watches: dict[str, FactWatch | SearchWatch] = {
-            i: SearchWatch(i) if search_split(i) else FactWatch(i, repo, self.from_pin.sha, self.to_pin.sha) for i in ids}
+            i: SearchWatch(i) if search_split(i) else FactWatch(i, repo, self.from_pin.sha, self.to_pin.sha)
+            for i in ids
+        }
         book = FactBook(self.repository, resolver=self.resolver)
         changed, touched = [], []
         try:
@@ -614,8 +688,8 @@ class ClaimsWalk:
     @staticmethod
     def at_ends_only(claim: Claim) -> bool:
         """Whether the claim's fact is measured at FROM and TO only (a tree-docs fact): no commit is walked for it."""
-        from dshaudit.facts.book import registry
         from dshaudit.documents.searches import parse
+        from dshaudit.facts.book import registry
 
         fact_id = None if claim.problem else split_ref(claim.ref, set(registry()))[0]
         return bool(fact_id and search_split(fact_id) and parse(fact_id).kind == "tree-docs")
@@ -626,12 +700,15 @@ class ClaimsWalk:
         searches' literals, then greps each search on what passed, all commits at once."""
         from dshaudit.index.search import found_in
 
-        found = found_in({w.spec: w.places(self.steps) for w in watches}, str(self.repository().repo.git_dir),
-                         self.repository().read_blobs)
+        found = found_in(
+            {w.spec: w.places(self.steps) for w in watches},
+            str(self.repository().repo.git_dir),
+            self.repository().read_blobs,
+        )
         for w in watches:
             w.found = found[w.spec]
 
-    def _at_from(self, claim: Claim, book: "FactBook") -> ClaimHistory:
+    def _at_from(self, claim: Claim, book: FactBook) -> ClaimHistory:
         fact_id, _ = split_ref(claim.ref, self._known)
         if claim.problem or fact_id is None:
             v = evaluate(claim, self.from_pin, None, self._known)
@@ -639,16 +716,25 @@ class ClaimsWalk:
         v = self._evaluate(claim, fact_id, self.from_pin, book)
         return ClaimHistory(claim, fact_id, v, current=_observed(v))
 
-    def _evaluate(self, claim: Claim, fact_id: str, pin: Pin, book: "FactBook") -> ClaimVerdict:
+    def _evaluate(self, claim: Claim, fact_id: str, pin: Pin, book: FactBook) -> ClaimVerdict:
         if search_split(fact_id) is None or fact_id not in self._latest or pin == self.from_pin:
             self._latest[fact_id] = book.get(fact_id, pin)
         return evaluate(claim, pin, self._latest[fact_id], self._known)
 
-    def _remeasure(self, step: Step, pin: Pin, claims: list[ClaimHistory],
-                   watches: dict[str, FactWatch | SearchWatch], book: "FactBook", tree: Snapshot) -> tuple[int, bool]:
+    def _remeasure(
+        self,
+        step: Step,
+        pin: Pin,
+        claims: list[ClaimHistory],
+        watches: dict[str, FactWatch | SearchWatch],
+        book: FactBook,
+        tree: Snapshot,
+    ) -> tuple[int, bool]:
         """Facts this commit can change, measured again, and their claims evaluated again."""
-        self._scan([b for w in watches.values() for b in w.needle_blobs(step)],
-                   sorted({n for w in watches.values() for n in w.needles}))
+        self._scan(
+            [b for w in watches.values() for b in w.needle_blobs(step)],
+            sorted({n for w in watches.values() for n in w.needles}),
+        )
         touched = [i for i, w in watches.items() if w.touched_by(step, partial(self._holds_any, w.needles))]
         if not touched:
             return 0, False
@@ -694,30 +780,34 @@ def _pin_of(step: Step, to_pin: Pin) -> Pin:
     return to_pin if sha == to_pin.sha else Pin(sha[:12], sha, named=False)
 
 
-def _claims_elsewhere(git_dir: str, claims: list[Claim], from_pin: Pin, to_pin: Pin,
-                      steps: list[Step], config: Config) -> tuple[list[ClaimHistory], list[int], list[bool]]:
+def _claims_elsewhere(
+    git_dir: str, claims: list[Claim], from_pin: Pin, to_pin: Pin, steps: list[Step], config: Config
+) -> tuple[list[ClaimHistory], list[int], list[bool]]:
     """The claims' walk in a worker process, on a clone opened anew there (nothing of
     the parent's git processes is shared); what it measured goes to the cache from there."""
     from dshaudit.platform import cache
 
     repository = DshRepository(Path(git_dir), git_dir)
     try:
-        return ClaimsWalk(claims, lambda: repository, from_pin, to_pin, steps,
-                          PinResolver(config, lambda: repository)).run()
+        return ClaimsWalk(
+            claims, lambda: repository, from_pin, to_pin, steps, PinResolver(config, lambda: repository)
+        ).run()
     finally:
         cache.current().flush()
         # A worker ends without the interpreter's clean-up: its git processes are stopped here.
         repository.repo.close()
 
 
-def _merge(here: list[bool], elsewhere: tuple[list[ClaimHistory], list[int], list[bool]],
-           ends: tuple[list[ClaimHistory], list[int], list[bool]]) -> tuple[list[ClaimHistory], list[int], list[bool]]:
+def _merge(
+    here: list[bool],
+    elsewhere: tuple[list[ClaimHistory], list[int], list[bool]],
+    ends: tuple[list[ClaimHistory], list[int], list[bool]],
+) -> tuple[list[ClaimHistory], list[int], list[bool]]:
     """Two claims' walks of the same commits as one: the histories in the claims' order
     (`here[i]`: the i-th claim is in `ends`), the commits' counts added."""
     a, b = iter(elsewhere[0]), iter(ends[0])
     histories = [next(b) if h else next(a) for h in here]
-    return (histories, [x + y for x, y in zip(elsewhere[1], ends[1])],
-            [x or y for x, y in zip(elsewhere[2], ends[2])])
+    return (histories, [x + y for x, y in zip(elsewhere[1], ends[1])], [x or y for x, y in zip(elsewhere[2], ends[2])])
 
 
 class Walk:
@@ -725,8 +815,14 @@ class Walk:
     second process (or here after it, with one processor). `run` returns every
     citation's and claim's history and every commit's impact."""
 
-    def __init__(self, files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-                 from_pin: Pin, to_pin: Pin):
+    def __init__(
+        self,
+        files: list[FindingsFile],
+        resolver: PinResolver,
+        repository: Callable[[], DshRepository],
+        from_pin: Pin,
+        to_pin: Pin,
+    ):
         from dshaudit.checking.verify import Verifier
 
         self.files, self.resolver, self.repository = files, resolver, repository
@@ -752,9 +848,18 @@ class Walk:
         try:
             future = at_ends = None
             if executor is not None:
-                future, at_ends = (executor.submit(_claims_elsewhere, str(repo.repo.git_dir),
-                                                   [c for c, h in zip(claims, here) if h == ends], self.from_pin,
-                                                   self.to_pin, steps, self.resolver.config) for ends in (False, True))
+                future, at_ends = (
+                    executor.submit(
+                        _claims_elsewhere,
+                        str(repo.repo.git_dir),
+                        [c for c, h in zip(claims, here) if h == ends],
+                        self.from_pin,
+                        self.to_pin,
+                        steps,
+                        self.resolver.config,
+                    )
+                    for ends in (False, True)
+                )
             citations = self._citations_at_from()
             holding_at_from, by_file_at_from = self._holding(citations)
             commits = []
@@ -778,15 +883,24 @@ class Walk:
             if future is not None and at_ends is not None:
                 histories, changed, touched = _merge(here, future.result(), at_ends.result())
             else:
-                histories, changed, touched = ClaimsWalk(claims, self.repository, self.from_pin, self.to_pin,
-                                                         steps, self.resolver).run()
+                histories, changed, touched = ClaimsWalk(
+                    claims, self.repository, self.from_pin, self.to_pin, steps, self.resolver
+                ).run()
         finally:
             if executor is not None:
                 executor.shutdown(cancel_futures=True)
         for impact, n, hit in zip(commits, changed, touched):
             impact.claims_changed, impact.touched = n, impact.touched or hit
-        return HistoryResult(self.from_pin, self.to_pin, commits, citations, histories, holding_at_from,
-                             by_file_at_from, [f.path for f in self.files])
+        return HistoryResult(
+            self.from_pin,
+            self.to_pin,
+            commits,
+            citations,
+            histories,
+            holding_at_from,
+            by_file_at_from,
+            [f.path for f in self.files],
+        )
 
     def _holding(self, citations: list[CitationHistory]) -> tuple[int, dict[str, int]]:
         """Citations holding now: in all, and in each findings file."""
@@ -828,8 +942,10 @@ class Walk:
                 missed += holds(h.at_to) != h.holds
         if missed:
             # Every change is looked for where it can happen; a difference here is a bug in that reasoning.
-            ui.note(f"history: {missed} citations differ at {self.to_pin.name} from the walk's last state "
-                    "(a dshaudit bug: please report it)")
+            ui.note(
+                f"history: {missed} citations differ at {self.to_pin.name} from the walk's last state "
+                "(a dshaudit bug: please report it)"
+            )
 
     # -- one commit ----------------------------------------------------------------
 
@@ -844,8 +960,11 @@ class Walk:
             if not h.walked:
                 continue
             path = h.citation.path.rstrip("/")
-            if h.read_path not in step.touched and _basename(path) not in names \
-                    and not any(f == path or f.startswith(path + "/") for f in folders):
+            if (
+                h.read_path not in step.touched
+                and _basename(path) not in names
+                and not any(f == path or f.startswith(path + "/") for f in folders)
+            ):
                 continue
             impact.touched = True
             v = self.verifier.verify(h.citation, pin, pin.name)
@@ -860,8 +979,7 @@ class Walk:
 
     def _carry(self, step: Step, parent: Pin, pin: Pin, citations: list[CitationHistory], impact: CommitImpact) -> None:
         """The cited lines carried through the commit's diff, as rebase carries them between two pins."""
-        from dshaudit.moves.rebase import MoveStatus
-        from dshaudit.moves.rebase import Rebaser
+        from dshaudit.moves.rebase import MoveStatus, Rebaser
 
         moving = [h for h in citations if h.carried is not None and h.carried.path in step.old_side]
         if not moving:
@@ -884,6 +1002,11 @@ class Walk:
                 impact.shifted += 1
 
 
-def history(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-            from_pin: Pin, to_pin: Pin) -> HistoryResult:
+def history(
+    files: list[FindingsFile],
+    resolver: PinResolver,
+    repository: Callable[[], DshRepository],
+    from_pin: Pin,
+    to_pin: Pin,
+) -> HistoryResult:
     return Walk(files, resolver, repository, from_pin, to_pin).run()

@@ -11,37 +11,22 @@ anchors) passes there, so no citation is ever moved silently onto other code.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
-from dshaudit.documents.claims import show as show_value
-from dshaudit.core.diagnostics import Diagnostic
-from dshaudit.core.diagnostics import Outcome
-from dshaudit.core.diagnostics import Summary
-from dshaudit.core.diagnostics import rules_of
+from dshaudit.checking.verify import FileText, Verifier
+from dshaudit.core.diagnostics import Diagnostic, Outcome, Summary, rules_of
 from dshaudit.core.errors import InputError
-from dshaudit.documents.findings import FindingsFile
-from dshaudit.documents.findings import join_raw_lines
-from dshaudit.documents.findings import parse_pin_line
-from dshaudit.documents.findings import raw_lines
-from dshaudit.git.linemap import Hunk
-from dshaudit.git.linemap import LineMapper
-from dshaudit.git.linemap import parse_hunks
-from dshaudit.core.model import Citation
-from dshaudit.core.model import ClaimVerdict
-from dshaudit.core.model import LineRange
-from dshaudit.core.model import Pin
-from dshaudit.core.model import format_lines
-from dshaudit.git.pins import PinResolver
+from dshaudit.core.model import Citation, ClaimVerdict, LineRange, Pin, format_lines
+from dshaudit.core.status import DiagnosticStatus, Reach, Severity
+from dshaudit.documents.claims import show as show_value
+from dshaudit.documents.findings import FindingsFile, join_raw_lines, parse_pin_line, raw_lines
+from dshaudit.documents.inference import squash
 from dshaudit.git.diff import Diff
+from dshaudit.git.linemap import Hunk, LineMapper, parse_hunks
+from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
-from dshaudit.core.status import DiagnosticStatus
-from dshaudit.core.status import Reach
-from dshaudit.core.status import Severity
-from dshaudit.documents.inference import squash
-from dshaudit.checking.verify import FileText
-from dshaudit.checking.verify import Verifier
 from dshaudit.platform.writing import reread
 
 
@@ -59,31 +44,44 @@ class MoveStatus(DiagnosticStatus):
 
     UNCHANGED = ("unchanged", Severity.NONE)
     SHIFTED = (
-        "shifted", Severity.NOTE, "The cited lines moved.",
+        "shifted",
+        Severity.NOTE,
+        "The cited lines moved.",
         "The same text stands on other lines at the new pin; `--write` updates the line numbers.",
     )
     EDITED = (
-        "edited", Severity.NOTE, "The cited lines were edited.",
+        "edited",
+        Severity.NOTE,
+        "The cited lines were edited.",
         "The anchors still hold at the new place, but the text around them changed: re-read the finding "
         "against the diff before writing.",
     )
     RENAMED = (
-        "renamed", Severity.NOTE, "The cited file was renamed.",
+        "renamed",
+        Severity.NOTE,
+        "The cited file was renamed.",
         "git's rename detection followed the file; `--write` updates the path.",
     )
     AMBIGUOUS = (
-        "ambiguous", Severity.ERROR, "Several places could hold the citation.",
+        "ambiguous",
+        Severity.ERROR,
+        "Several places could hold the citation.",
         "Its anchors stand in more than one place, none clearly nearest to where the diff put the lines. "
         "Pick one by hand with `dshaudit show`.",
     )
     LOST = (
-        "lost", Severity.ERROR, "No place at the new pin holds the citation.",
+        "lost",
+        Severity.ERROR,
+        "No place at the new pin holds the citation.",
         "The file is gone or its anchors are nowhere. Find the code by hand, or state that it is gone.",
         Reach.NOWHERE,
     )
     SKIPPED = (
-        "skipped", Severity.NOTE, "The citation was not carried.",
-        "It names another pin, or it does not hold at the old pin: fix it there first.", Reach.NOWHERE,
+        "skipped",
+        Severity.NOTE,
+        "The citation was not carried.",
+        "It names another pin, or it does not hold at the old pin: fix it there first.",
+        Reach.NOWHERE,
     )
 
 
@@ -95,8 +93,11 @@ class ClaimChange(DiagnosticStatus):
         return "claim"
 
     CHANGED = (
-        "changed", Severity.NOTE, "The claim's verdict or measured value changes at the new pin.",
-        "Re-read the claim: the fact it names measures differently at the new pin.", Reach.NOWHERE,
+        "changed",
+        Severity.NOTE,
+        "The claim's verdict or measured value changes at the new pin.",
+        "Re-read the claim: the fact it names measures differently at the new pin.",
+        Reach.NOWHERE,
     )
 
 
@@ -132,15 +133,34 @@ class Move:
         payload = {
             "source": c.source.to_dict(),
             "status": self.status.value,
-            "old": {"pin": old_pin.name, "path": c.path, "lines": format_lines(c.lines) or None,
-                    "symbol": c.symbol, "text": c.text},
-            "new": {"pin": new_pin.name, "path": self.new_path, "lines": format_lines(self.new_lines) or None,
-                    "text": self.new_text(old_pin, new_pin)} if self.writable else None,
+            "old": {
+                "pin": old_pin.name,
+                "path": c.path,
+                "lines": format_lines(c.lines) or None,
+                "symbol": c.symbol,
+                "text": c.text,
+            },
+            "new": {
+                "pin": new_pin.name,
+                "path": self.new_path,
+                "lines": format_lines(self.new_lines) or None,
+                "text": self.new_text(old_pin, new_pin),
+            }
+            if self.writable
+            else None,
             "message": self.message,
             "diff": list(self.diff),
         }
-        return Diagnostic("move", c.source, self.status, self.message, target, new_pin,
-                          identity=("move", c.text, *c.anchors), payload_of=lambda: payload)
+        return Diagnostic(
+            "move",
+            c.source,
+            self.status,
+            self.message,
+            target,
+            new_pin,
+            identity=("move", c.text, *c.anchors),
+            payload_of=lambda: payload,
+        )
 
 
 class NoPlace(Exception):
@@ -163,8 +183,15 @@ class Rebaser:
     citation in three steps: whether it can be carried at all (`_precheck`),
     where its lines land (`_place`), and what kind of move that was (`_classify`)."""
 
-    def __init__(self, resolver: PinResolver, repository: Callable[[], DshRepository], old_pin: Pin, new_pin: Pin,
-                 verifier: Verifier | None = None, diff: Diff | None = None):
+    def __init__(
+        self,
+        resolver: PinResolver,
+        repository: Callable[[], DshRepository],
+        old_pin: Pin,
+        new_pin: Pin,
+        verifier: Verifier | None = None,
+        diff: Diff | None = None,
+    ):
         """`verifier` and `diff` may come from the caller: history carries citations
         through many commits in a row, and shares one verifier's decoded files between them."""
         opened = repository()
@@ -258,8 +285,14 @@ class Rebaser:
         diff: tuple[str, ...] = ()
         if squash(before) != squash(after):
             diff = tuple(
-                difflib.unified_diff(before.split("\n"), after.split("\n"), f"{c.path}@{self.old_pin.name}",
-                                     f"{moved.path}@{self.new_pin.name}", lineterm="", n=1)
+                difflib.unified_diff(
+                    before.split("\n"),
+                    after.split("\n"),
+                    f"{c.path}@{self.old_pin.name}",
+                    f"{moved.path}@{self.new_pin.name}",
+                    lineterm="",
+                    n=1,
+                )
             )
         where = f"{moved.path}:{format_lines(moved.lines)}" if moved.lines else moved.path
         return Move(c, status, f"now at {where}", moved.path, moved.lines, diff)
@@ -280,7 +313,9 @@ class Rebaser:
         shift = new_spans[0].start - old_spans[0].start
         return replace(moved, lines=tuple(LineRange(r.start + shift, r.end + shift) for r in c.lines))
 
-    def _map_lines(self, c: Citation, old_text: FileText, new_text: FileText, mapper: LineMapper) -> tuple[LineRange, ...]:
+    def _map_lines(
+        self, c: Citation, old_text: FileText, new_text: FileText, mapper: LineMapper
+    ) -> tuple[LineRange, ...]:
         """New ranges for the citation's parts; NoPlace says why there are none."""
         # Which anchors stand in which part, in the old file.
         part_anchors: list[list[str]] = [[] for _ in c.lines]
@@ -297,13 +332,17 @@ class Rebaser:
                 out.append(LineRange(*mapped))
                 continue
             if not anchors:
-                raise NoPlace(MoveStatus.LOST, (f"line {r} was" if r.start == r.end else f"lines {r} were")
-                              + " edited, and the citation has no anchor to find its text by")
+                raise NoPlace(
+                    MoveStatus.LOST,
+                    (f"line {r} was" if r.start == r.end else f"lines {r} were")
+                    + " edited, and the citation has no anchor to find its text by",
+                )
             out.append(self._relocate(r, anchors, old_text, new_text, mapper))
         return tuple(out)
 
-    def _relocate(self, r: LineRange, anchors: list[str], old_text: FileText, new_text: FileText,
-                  mapper: LineMapper) -> LineRange:
+    def _relocate(
+        self, r: LineRange, anchors: list[str], old_text: FileText, new_text: FileText, mapper: LineMapper
+    ) -> LineRange:
         """Where the anchors of the edited part `r` stand now; NoPlace when nowhere, or in several places."""
         first = anchors[0]
         old_hits = [h for h in old_text.find(first) if r.start <= h <= r.end]
@@ -326,8 +365,12 @@ class Rebaser:
             if stretched is not None:
                 return stretched
         if not candidates:
-            raise NoPlace(MoveStatus.LOST, f"`{first}` is nowhere in the new file" if not new_text.find(first)
-                          else f"no place in the new file holds all of its anchors ({', '.join(anchors)})")
+            raise NoPlace(
+                MoveStatus.LOST,
+                f"`{first}` is nowhere in the new file"
+                if not new_text.find(first)
+                else f"no place in the new file holds all of its anchors ({', '.join(anchors)})",
+            )
         inside = [c for c in candidates if region[0] - length <= c.start <= region[1]]
         if len(inside) == 1:
             return inside[0]
@@ -341,12 +384,14 @@ class Rebaser:
         if d2 >= 3 * d1 + 3:
             return ranked[0]
         where = ", ".join(str(c) for c in ranked[:5])
-        raise NoPlace(MoveStatus.AMBIGUOUS, f"{len(candidates)} places hold its anchors, none clearly nearest: lines {where}")
-
+        raise NoPlace(
+            MoveStatus.AMBIGUOUS, f"{len(candidates)} places hold its anchors, none clearly nearest: lines {where}"
+        )
 
     @staticmethod
-    def _stretch(r: LineRange, anchors: list[str], old_text: FileText, new_text: FileText,
-                 region: tuple[int, int]) -> LineRange | None:
+    def _stretch(
+        r: LineRange, anchors: list[str], old_text: FileText, new_text: FileText, region: tuple[int, int]
+    ) -> LineRange | None:
         """A range that grew or shrank: from its first anchor to its last, each
         taken nearest to where the diff put the lines, if they stay close together."""
         old_lines = []
@@ -376,8 +421,13 @@ def _nearest_hunk(mapper: LineMapper, line: int) -> Hunk:
     return min(mapper.hunks, key=lambda h: abs(h.old_start - line))
 
 
-def rebase(files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository],
-           old_pin: Pin, new_pin: Pin) -> RebaseResult:
+def rebase(
+    files: list[FindingsFile],
+    resolver: PinResolver,
+    repository: Callable[[], DshRepository],
+    old_pin: Pin,
+    new_pin: Pin,
+) -> RebaseResult:
     rebaser = Rebaser(resolver, repository, old_pin, new_pin)
     result = RebaseResult(old_pin, new_pin)
     citations = [c for f in files for c in f.citations]
@@ -394,26 +444,47 @@ def claim_change(before: ClaimVerdict, after: ClaimVerdict, new_pin: Pin) -> Dia
         return None
     c = before.claim
     message = f"{before.status} ({was}) -> {after.status} ({now}) at {new_pin.name}"
-    payload = {"source": str(c.source), "claim": c.text, "kind": c.kind,
-               "before": {"status": before.status.value, "measured": was},
-               "after": {"status": after.status.value, "measured": now}}
-    return Diagnostic("claim_change", c.source, ClaimChange.CHANGED, message, f"{c.kind}: {c.text}", new_pin,
-                      identity=(c.kind, c.text), payload_of=lambda: payload)
+    payload = {
+        "source": str(c.source),
+        "claim": c.text,
+        "kind": c.kind,
+        "before": {"status": before.status.value, "measured": was},
+        "after": {"status": after.status.value, "measured": now},
+    }
+    return Diagnostic(
+        "claim_change",
+        c.source,
+        ClaimChange.CHANGED,
+        message,
+        f"{c.kind}: {c.text}",
+        new_pin,
+        identity=(c.kind, c.text),
+        payload_of=lambda: payload,
+    )
 
 
 def rebase_outcome(results: list[RebaseResult], new_pin: Pin, changes: list[Diagnostic]) -> Outcome:
     """Moves in findings order, then claim changes; text lists every move but the unchanged."""
-    moves = sorted(((m, r.old_pin) for r in results for m in r.moves),
-                   key=lambda mp: (mp[0].citation.source.file, mp[0].citation.source.line, mp[0].citation.source.column))
+    moves = sorted(
+        ((m, r.old_pin) for r in results for m in r.moves),
+        key=lambda mp: (mp[0].citation.source.file, mp[0].citation.source.line, mp[0].citation.source.column),
+    )
     counts = {s.value: sum(1 for m, _ in moves if m.status is s) for s in MoveStatus}
-    line = (f"{len(moves)} citations to {new_pin.name}: " + ", ".join(f"{n} {s}" for s, n in counts.items())
-            + f"; {len(changes)} claims change")
+    line = (
+        f"{len(moves)} citations to {new_pin.name}: "
+        + ", ".join(f"{n} {s}" for s, n in counts.items())
+        + f"; {len(changes)} claims change"
+    )
     diagnostics = [m.diagnostic(old, new_pin) for m, old in moves] + changes
     return Outcome(
         command="rebase",
         diagnostics=tuple(diagnostics),
-        summary=Summary(line, counts, tuple((s.capitalize(), str(n)) for s, n in counts.items()),
-                        "Every citation holds at the new pin, unchanged."),
+        summary=Summary(
+            line,
+            counts,
+            tuple((s.capitalize(), str(n)) for s, n in counts.items()),
+            "Every citation holds at the new pin, unchanged.",
+        ),
         rules=rules_of(MoveStatus, ClaimChange),
         show_at=Severity.NOTE,
         head={"from": sorted({r.old_pin.name for r in results}), "to": {"pin": new_pin.name, "sha": new_pin.sha}},
@@ -424,8 +495,10 @@ def rebase_outcome(results: list[RebaseResult], new_pin: Pin, changes: list[Diag
 
 # -- writing -------------------------------------------------------------------
 
-def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: Pin,
-                     own_pin: Pin | None = None) -> str | None:
+
+def rewrite_findings(
+    f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: Pin, own_pin: Pin | None = None
+) -> str | None:
     """The file's new text: writable citations rewritten in place, the front
     matter's pin moved to `new_pin.ref` (a name `check` reads: the configured
     name, else the full SHA); every other byte the same (byte order mark and
@@ -446,12 +519,15 @@ def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: 
         for m in sorted(ms, key=lambda m: -m.citation.source.column):
             col = m.citation.source.column - 1
             old = m.citation.text
-            if line[col:col + len(old)] != old:
-                raise InputError(f"citation {old!r} is not where it was read; nothing was written to the file",
-                                 file=f.path, line=line_no)
+            if line[col : col + len(old)] != old:
+                raise InputError(
+                    f"citation {old!r} is not where it was read; nothing was written to the file",
+                    file=f.path,
+                    line=line_no,
+                )
             new = m.new_text(old_pin, new_pin)
             if new != old:
-                line = line[:col] + new + line[col + len(old):]
+                line = line[:col] + new + line[col + len(old) :]
                 changed = True
         lines[line_no - 1] = (line, end)
     if f.pin_line:
@@ -459,8 +535,9 @@ def rewrite_findings(f: FindingsFile, moves: list[Move], old_pin: Pin, new_pin: 
         line, end = lines[f.pin_line - 1]
         written = parse_pin_line(line)
         if written is None or written.value != f.pin:
-            raise InputError("the pin is not where it was read; nothing was written to the file",
-                             file=f.path, line=f.pin_line)
+            raise InputError(
+                "the pin is not where it was read; nothing was written to the file", file=f.path, line=f.pin_line
+            )
         # The pin the citations were carried from, however it is written (a name, a SHA, a tag's SHA).
         carried = written.value in (old_pin.name, old_pin.sha) or (own_pin is not None and own_pin.sha == old_pin.sha)
         if carried and written.value != new_pin.ref:

@@ -12,9 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dshaudit.checking.verify import check
 from dshaudit.core.model import Evidence, Fact, FactStatus, LineRange, Pin, Status
 from dshaudit.documents import searches
-from dshaudit.checking.verify import check
 from dshaudit.index.treedocs import TreeDocs, load
 from dshaudit.moves.carry import carried_verdicts
 
@@ -33,8 +33,9 @@ def _rules_version() -> str:
     return h.hexdigest()[:16]
 
 
-def measure_fact(spec: searches.Search, pin: Pin, resolver: PinResolver,
-                 repository: Callable[[], DshRepository]) -> Fact:
+def measure_fact(
+    spec: searches.Search, pin: Pin, resolver: PinResolver, repository: Callable[[], DshRepository]
+) -> Fact:
     """`tree-docs('[OF:]DIR'[, 'AT'])`, claimed at `pin`: the documents under DIR in the tree at OF
     (default `pin`), checked at AT (default OF itself), counted by verdict. Evidence: the
     citations that do not hold, at AT."""
@@ -61,12 +62,29 @@ def measure_fact(spec: searches.Search, pin: Pin, resolver: PinResolver,
         "held": statuses.get("ok", 0),
         "flagged": len(result.verdicts) - statuses.get("ok", 0),
         "failing_documents": tuple(failing),
-        **{status: statuses.get(status, 0) for status in ("moved_since", "changed_since", "content_mismatch",
-                                                          "suspect", "missing_path", "out_of_range")},
+        **{
+            status: statuses.get(status, 0)
+            for status in (
+                "moved_since",
+                "changed_since",
+                "content_mismatch",
+                "suspect",
+                "missing_path",
+                "out_of_range",
+            )
+        },
     }
-    evidence = tuple(Evidence(v.path, v.resolved_lines[0] if v.resolved_lines else LineRange(1, 1))
-                     for v in result.verdicts if v.status is not Status.OK)
-    shard.put(key, {"value": len(result.verdicts), "fields": {k: list(v) if isinstance(v, tuple) else v
-                                                              for k, v in fields.items()},
-                    "evidence": [[e.path, e.lines.start, e.lines.end] for e in evidence]})
+    evidence = tuple(
+        Evidence(v.path, v.resolved_lines[0] if v.resolved_lines else LineRange(1, 1))
+        for v in result.verdicts
+        if v.status is not Status.OK
+    )
+    shard.put(
+        key,
+        {
+            "value": len(result.verdicts),
+            "fields": {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()},
+            "evidence": [[e.path, e.lines.start, e.lines.end] for e in evidence],
+        },
+    )
     return Fact(spec.text, spec.definition, at, FactStatus.OK, len(result.verdicts), fields, evidence)

@@ -28,9 +28,10 @@ import secrets
 import stat
 import tempfile
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 FORMAT = 2  # 2: shards authenticated with the user's key (1 had a plain checksum)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -73,16 +74,23 @@ def shaped(template: Any) -> Callable[[Any], bool]:
                 each = compiled(t[0])
                 return lambda value: isinstance(value, list) and all(each(v) for v in value)
             items = [compiled(u) for u in t]
-            return lambda value: isinstance(value, list) and len(value) == len(items) and all(
-                c(v) for v, c in zip(value, items))
+            return lambda value: (
+                isinstance(value, list) and len(value) == len(items) and all(c(v) for v, c in zip(value, items))
+            )
         if isinstance(t, dict):
             if list(t) == [str]:
                 inner = compiled(t[str])
-                return lambda value: isinstance(value, dict) and all(
-                    isinstance(k, str) and inner(v) for k, v in value.items())
+                return lambda value: (
+                    isinstance(value, dict) and all(isinstance(k, str) and inner(v) for k, v in value.items())
+                )
             wanted = {k.rstrip("?"): (k.endswith("?"), compiled(u)) for k, u in t.items()}
-            return lambda value: isinstance(value, dict) and set(value) <= set(wanted) and all(
-                (k in value and c(value[k])) or (optional and k not in value) for k, (optional, c) in wanted.items())
+            return lambda value: (
+                isinstance(value, dict)
+                and set(value) <= set(wanted)
+                and all(
+                    (k in value and c(value[k])) or (optional and k not in value) for k, (optional, c) in wanted.items()
+                )
+            )
         raise TypeError(f"not a shape: {t!r}")
 
     return compiled(template)
@@ -159,7 +167,7 @@ class Cache:
             self.root = None
 
     @classmethod
-    def default(cls) -> "Cache":
+    def default(cls) -> Cache:
         if not _enabled or os.environ.get("DSHAUDIT_NO_CACHE"):
             return cls(None)
         from dshaudit.platform.places import user_cache_dir
@@ -171,7 +179,9 @@ class Cache:
         with self._lock:
             if name not in self._shards:
                 self._open()
-                self._shards[name] = Shard(self.root / kind / f"{version}.json" if self.root else None, self._key, shape)
+                self._shards[name] = Shard(
+                    self.root / kind / f"{version}.json" if self.root else None, self._key, shape
+                )
             return self._shards[name]
 
     def flush(self) -> None:
@@ -273,9 +283,13 @@ def _load(path: Path, key: bytes) -> dict:
             raw = handle.read()
     except OSError:
         return {}
-    mac, body = raw[len(_HEAD):len(_HEAD) + 64], raw[_PAYLOAD_AT:-1]
-    if not (raw.startswith(_HEAD) and raw[len(_HEAD) + 64:_PAYLOAD_AT] == _BEFORE_PAYLOAD and raw.endswith(b"}")
-            and hmac.compare_digest(mac, _mac(key, body).encode())):
+    mac, body = raw[len(_HEAD) : len(_HEAD) + 64], raw[_PAYLOAD_AT:-1]
+    if not (
+        raw.startswith(_HEAD)
+        and raw[len(_HEAD) + 64 : _PAYLOAD_AT] == _BEFORE_PAYLOAD
+        and raw.endswith(b"}")
+        and hmac.compare_digest(mac, _mac(key, body).encode())
+    ):
         return {}  # torn, damaged, edited, of another format or not ours: rebuilt by this run
     try:
         payload = json.loads(body)

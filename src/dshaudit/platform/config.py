@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from dshaudit.core.errors import InputError
-from dshaudit.core.model import Pin
-from dshaudit.core.model import SHA_RE
+from dshaudit.core.model import SHA_RE, Pin
 
 CONFIG_NAME = "dshaudit.toml"
 DEFAULT_UPSTREAM = "https://github.com/deepseek-ai/deepseek-harness"

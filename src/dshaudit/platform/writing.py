@@ -78,8 +78,9 @@ def reread(read: ReadFile, shown: str, command: str) -> ReadFile:
     if (again.dev, again.ino) != (read.dev, read.ino):
         raise InputError(f"was replaced by another file while {command} ran; nothing was written to it", file=shown)
     if again.data != read.data:
-        raise InputError(f"changed on disk while {command} ran; nothing was written to it: run {command} again",
-                         file=shown)
+        raise InputError(
+            f"changed on disk while {command} ran; nothing was written to it: run {command} again", file=shown
+        )
     return again
 
 
@@ -89,7 +90,9 @@ def write_atomically(path: Path, text: str) -> None:
     write_all_atomically([(path, text)])
 
 
-def write_all_atomically(files: list[tuple[Path, str]], unchanged: dict[Path, tuple[ReadFile, str, str]] | None = None) -> None:
+def write_all_atomically(
+    files: list[tuple[Path, str]], unchanged: dict[Path, tuple[ReadFile, str, str]] | None = None
+) -> None:
     """Several files, all or none: every text goes to a temporary file beside
     its target first, and only when all of them are written are they renamed
     into place. A failure before that leaves every target as it was.
@@ -123,7 +126,9 @@ def write_all_atomically(files: list[tuple[Path, str]], unchanged: dict[Path, tu
 
 
 # `/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`: the process's own descriptors.
-_FD_PATH_RE = re.compile(r"^/(?:dev/(?:std(?P<std>in|out|err)|fd/(?P<fd>\d+))|proc/(?:self|thread-self|\d+)/fd/(?P<pfd>\d+))$")
+_FD_PATH_RE = re.compile(
+    r"^/(?:dev/(?:std(?P<std>in|out|err)|fd/(?P<fd>\d+))|proc/(?:self|thread-self|\d+)/fd/(?P<pfd>\d+))$"
+)
 
 
 def _own_fd(path: Path) -> int | None:
@@ -165,8 +170,9 @@ def _write_stream(path: Path, text: str) -> None:
     except OSError as exc:
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     if not (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
-        raise InputError(f"{path}: is {_kind(st.st_mode)}; not written (a report goes to a file, a character "
-                         "device or a pipe)")
+        raise InputError(
+            f"{path}: is {_kind(st.st_mode)}; not written (a report goes to a file, a character device or a pipe)"
+        )
     try:
         # Non-blocking open: a FIFO with no reader is refused, not waited on forever.
         fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -185,15 +191,20 @@ def _write_fd(path: Path, fd: int, text: str) -> None:
     data = text.encode("utf-8")
     try:
         while data:
-            data = data[os.write(fd, data):]
+            data = data[os.write(fd, data) :]
     except OSError as exc:
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISLNK, "a symbolic link")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
         if test(mode):
             return name
     return "not a regular file"

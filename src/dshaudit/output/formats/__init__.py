@@ -17,10 +17,9 @@ from pathlib import Path
 
 import click
 
-from dshaudit.git.auditrepo import AuditRepository
-from dshaudit.git.auditrepo import audit_repository
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.errors import InputError
+from dshaudit.git.auditrepo import AuditRepository, audit_repository
 from dshaudit.platform.writing import write_all_atomically
 
 FORMATS = {

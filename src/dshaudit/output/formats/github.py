@@ -17,8 +17,8 @@ from typing import Any
 
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.status import Severity
-from dshaudit.platform.textsafe import terminal_safe
 from dshaudit.output.formats import RenderContext
+from dshaudit.platform.textsafe import terminal_safe
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice", Severity.NONE: "notice"}
 
@@ -45,10 +45,16 @@ def render(outcome: Outcome, context: RenderContext) -> str:
         if e.places:
             message += f"\n{e.places[0]}: {e.places[0].url}"
         name = "error" if e.fails(outcome.strict) else COMMANDS[e.severity]
-        out.append(command(
-            name, message,
-            file=file, line=e.source.line, col=e.source.column, title=f"dshaudit: {e.status}",
-        ))
+        out.append(
+            command(
+                name,
+                message,
+                file=file,
+                line=e.source.line,
+                col=e.source.column,
+                title=f"dshaudit: {e.status}",
+            )
+        )
     if outcome.summary is not None:
         out.append(command("notice", outcome.summary.line, title=f"dshaudit {outcome.command}"))
     return "".join(line + "\n" for line in out)

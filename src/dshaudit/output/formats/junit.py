@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-
 from typing import Any
 
-from dshaudit.core.diagnostics import Diagnostic
-from dshaudit.core.diagnostics import Outcome
+from dshaudit.core.diagnostics import Diagnostic, Outcome
 
 # Everything outside XML 1.0's Char production (tab, LF and CR are allowed).
 _NOT_XML_RE = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -33,12 +31,16 @@ def xml_safe(text: str) -> str:
 
 
 def _testcase(parent: ET.Element, e: Diagnostic, strict: bool, shown: bool) -> None:
-    case = ET.SubElement(parent, "testcase", {
-        "classname": xml_safe(e.source.file),
-        "name": xml_safe(f"{e.source.line}:{e.source.column} {e.target or e.status}"),
-        "file": xml_safe(e.source.file),
-        "line": str(e.source.line),
-    })
+    case = ET.SubElement(
+        parent,
+        "testcase",
+        {
+            "classname": xml_safe(e.source.file),
+            "name": xml_safe(f"{e.source.line}:{e.source.column} {e.target or e.status}"),
+            "file": xml_safe(e.source.file),
+            "line": str(e.source.line),
+        },
+    )
     lines = [f"{e.source}: {e.summary}"]
     lines += [f"  {place}: {place.url}" for place in e.places]
     if e.fails(strict):
@@ -54,22 +56,29 @@ def render(outcome: Outcome, context: Any) -> str:
     by_file: dict[str, list[Diagnostic]] = {file: [] for file in outcome.files}
     for e in items:
         by_file.setdefault(e.source.file, []).append(e)
-    root = ET.Element("testsuites", {
-        "name": f"dshaudit {outcome.command}",
-        "tests": str(len(items)),
-        "failures": str(sum(1 for e in items if e.fails(outcome.strict))),
-        "errors": "0",
-        "skipped": "0",
-    })
-    for file in sorted(by_file):
-        cases = sorted(by_file[file], key=lambda e: (e.source.line, e.source.column, e.kind))
-        suite = ET.SubElement(root, "testsuite", {
-            "name": xml_safe(file),
-            "tests": str(len(cases)),
-            "failures": str(sum(1 for e in cases if e.fails(outcome.strict))),
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": f"dshaudit {outcome.command}",
+            "tests": str(len(items)),
+            "failures": str(sum(1 for e in items if e.fails(outcome.strict))),
             "errors": "0",
             "skipped": "0",
-        })
+        },
+    )
+    for file in sorted(by_file):
+        cases = sorted(by_file[file], key=lambda e: (e.source.line, e.source.column, e.kind))
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            {
+                "name": xml_safe(file),
+                "tests": str(len(cases)),
+                "failures": str(sum(1 for e in cases if e.fails(outcome.strict))),
+                "errors": "0",
+                "skipped": "0",
+            },
+        )
         for e in cases:
             _testcase(suite, e, outcome.strict, id(e) in shown)
     ET.indent(root)

@@ -16,8 +16,7 @@ from typing import Any
 
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.status import Severity
-from dshaudit.platform.textsafe import markdown_text
-from dshaudit.platform.textsafe import terminal_safe
+from dshaudit.platform.textsafe import markdown_text, terminal_safe
 
 MAX_ROWS = 500
 MAX_CELL = 400

@@ -25,12 +25,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from dshaudit.git.auditrepo import AuditRepository
-from dshaudit.git.auditrepo import clean_remote_url
-from dshaudit.core.diagnostics import Diagnostic
-from dshaudit.core.diagnostics import Outcome
-from dshaudit.core.status import DiagnosticStatus
-from dshaudit.core.status import Severity
+from dshaudit.core.diagnostics import Diagnostic, Outcome
+from dshaudit.core.status import DiagnosticStatus, Severity
+from dshaudit.git.auditrepo import AuditRepository, clean_remote_url
 from dshaudit.output.formats import RenderContext
 from dshaudit.output.formats.json import dumps
 
@@ -50,15 +47,17 @@ def _version() -> str:
 def _rules(rules: tuple[DiagnosticStatus, ...]) -> list[dict[str, Any]]:
     out = []
     for status in rules:
-        out.append({
-            "id": status.rule_id,
-            "name": "".join(word.capitalize() for word in str(status).split("_")),
-            "shortDescription": {"text": status.short},
-            "fullDescription": {"text": f"{status.short} {status.help}"},
-            "help": {"text": status.help, "markdown": status.help},
-            "defaultConfiguration": {"level": LEVELS[status.severity]},
-            "properties": {"tags": ["dshaudit", status.family]},
-        })
+        out.append(
+            {
+                "id": status.rule_id,
+                "name": "".join(word.capitalize() for word in str(status).split("_")),
+                "shortDescription": {"text": status.short},
+                "fullDescription": {"text": f"{status.short} {status.help}"},
+                "help": {"text": status.help, "markdown": status.help},
+                "defaultConfiguration": {"level": LEVELS[status.severity]},
+                "properties": {"tags": ["dshaudit", status.family]},
+            }
+        )
     return out
 
 
@@ -86,31 +85,39 @@ def _artifact(file: str, root: Path, repo: AuditRepository | None) -> dict[str, 
     return {"uri": quote(path, safe="/"), "uriBaseId": SRCROOT}
 
 
-def _result(e: Diagnostic, rule_index: int | None, fingerprint: str, root: Path, repo: AuditRepository | None) -> dict[str, Any]:
+def _result(
+    e: Diagnostic, rule_index: int | None, fingerprint: str, root: Path, repo: AuditRepository | None
+) -> dict[str, Any]:
     related = []
     for n, place in enumerate(e.places, start=1):
         # The path relative to DSH's tree at the pin (the base's URI plus the path is the permalink).
-        physical: dict = {"artifactLocation": {"uri": quote(place.path, safe="/@"), "uriBaseId": dsh_base(place.pin.sha)}}
+        physical: dict = {
+            "artifactLocation": {"uri": quote(place.path, safe="/@"), "uriBaseId": dsh_base(place.pin.sha)}
+        }
         if place.lines is not None:
             physical["region"] = {"startLine": place.lines.start, "endLine": place.lines.end}
-        related.append({
-            "id": n,
-            "physicalLocation": physical,
-            "message": {"text": f"{place} ({place.pin.sha[:12]})"},
-            "properties": {"permalink": place.url},
-        })
+        related.append(
+            {
+                "id": n,
+                "physicalLocation": physical,
+                "message": {"text": f"{place} ({place.pin.sha[:12]})"},
+                "properties": {"permalink": place.url},
+            }
+        )
     result: dict[str, Any] = {
         "ruleId": e.rule_id,
         **({"ruleIndex": rule_index} if rule_index is not None else {}),
         "kind": "fail" if e.severity.rank >= Severity.WARNING.rank else "informational",
         "level": LEVELS[e.severity],
         "message": {"text": e.summary},
-        "locations": [{
-            "physicalLocation": {
-                "artifactLocation": _artifact(e.source.file, root, repo),
-                "region": {"startLine": e.source.line, "startColumn": e.source.column},
-            },
-        }],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": _artifact(e.source.file, root, repo),
+                    "region": {"startLine": e.source.line, "startColumn": e.source.column},
+                },
+            }
+        ],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
         "properties": {
             "kind": e.kind,
@@ -145,8 +152,14 @@ def _provenance(items: tuple[Diagnostic, ...], web_url: str, repo: AuditReposito
     dsh_uri = clean_remote_url(web_url)  # the configured web URL, if it is an absolute URI
     for sha, name in sorted(shas.items(), key=lambda kv: (kv[1], kv[0])):
         if dsh_uri:
-            out.append({"repositoryUri": dsh_uri, "revisionId": sha, "mappedTo": {"uriBaseId": dsh_base(sha)},
-                        "properties": {"pin": name}})
+            out.append(
+                {
+                    "repositoryUri": dsh_uri,
+                    "revisionId": sha,
+                    "mappedTo": {"uriBaseId": dsh_base(sha)},
+                    "properties": {"pin": name},
+                }
+            )
     return out
 
 
@@ -160,10 +173,13 @@ def _dsh_bases(items: tuple[Diagnostic, ...], web_url: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for e in items:
         for place in e.places:
-            out.setdefault(dsh_base(place.pin.sha), {
-                "uri": f"{web_url.rstrip('/')}/blob/{place.pin.sha}/",
-                "description": {"text": f"DeepSeek Harness at {place.pin.name} ({place.pin.sha})"},
-            })
+            out.setdefault(
+                dsh_base(place.pin.sha),
+                {
+                    "uri": f"{web_url.rstrip('/')}/blob/{place.pin.sha}/",
+                    "description": {"text": f"DeepSeek Harness at {place.pin.name} ({place.pin.sha})"},
+                },
+            )
     return dict(sorted(out.items()))
 
 
