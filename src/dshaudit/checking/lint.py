@@ -19,7 +19,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from dshaudit.checking.verify import path_problem
 from dshaudit.core.diagnostics import Diagnostic, Outcome, Summary, rules_of
 from dshaudit.core.errors import InputError
 from dshaudit.core.model import SourceLocation
@@ -36,7 +35,7 @@ from dshaudit.documents.findings import (
     prose_chunks,
     split_front_matter,
 )
-from dshaudit.documents.grammar import SEGMENT, code_spans, looks_like_path
+from dshaudit.documents.grammar import SEGMENT, code_spans, looks_like_path, path_problem
 from dshaudit.git.pins import PinResolver
 from dshaudit.platform.config import Config
 

@@ -10,7 +10,6 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from itertools import accumulate
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from dshaudit.core.diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
@@ -30,6 +29,7 @@ from dshaudit.core.model import (
 from dshaudit.core.results import CheckResult
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
 from dshaudit.documents.findings import MARKDOWN_ENDINGS, FindingsFile
+from dshaudit.documents.grammar import path_problem
 from dshaudit.documents.inference import FileView, Inferred, WordIndex, alnum, squash, suspect
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
@@ -106,20 +106,6 @@ def _describe_lines(lines: list[int], limit: int = 5) -> str:
 def _region_words(region: tuple[LineRange, ...]) -> str:
     single = len(region) == 1 and region[0].start == region[0].end
     return ("line " if single else "lines ") + format_lines(region)
-
-
-def path_problem(path: str) -> str | None:
-    """Why a cited path can never name a file in a repository, if it can't."""
-    if path.startswith("/"):
-        return "absolute paths are not repository paths"
-    if "\\" in path:
-        return "backslashes are not path separators in a git tree"
-    parts = PurePosixPath(path).parts
-    if any(p in ("..", ".") for p in path.split("/")) or not parts:
-        return "'.' and '..' are not allowed in a repository path"
-    if any(p == ".git" for p in parts):
-        return "paths inside .git are not repository content"
-    return None
 
 
 _ANYWHERE = SourceLocation("", 0, 0)

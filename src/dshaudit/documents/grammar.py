@@ -25,6 +25,7 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import PurePosixPath
 
 from dshaudit.core.model import LineRange
 
@@ -556,4 +557,18 @@ def _wild_form(text: str, pos: int, path: str) -> tuple[str, str | None, str | N
         and not find_citations(m.group("code"))
     ):
         return "quoted-code", None, None, (m.group("code").strip(),), pos, m.end()
+    return None
+
+
+def path_problem(path: str) -> str | None:
+    """Why a cited path can never name a file in a repository, if it can't."""
+    if path.startswith("/"):
+        return "absolute paths are not repository paths"
+    if "\\" in path:
+        return "backslashes are not path separators in a git tree"
+    parts = PurePosixPath(path).parts
+    if any(p in ("..", ".") for p in path.split("/")) or not parts:
+        return "'.' and '..' are not allowed in a repository path"
+    if any(p == ".git" for p in parts):
+        return "paths inside .git are not repository content"
     return None
