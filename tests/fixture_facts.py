@@ -756,7 +756,7 @@ diff --git a/index.js b/index.js
 
 
 def _manifest(name: str) -> str:
-    return _json('{\n  "name": "%s",\n  "version": "0.1.0"\n}' % name)
+    return _json(f'{{\n  "name": "{name}",\n  "version": "0.1.0"\n}}')
 
 
 # Workspace members at every tag (folders holding a package.json matched by a glob).

@@ -67,7 +67,7 @@ def _mutate(folder: Path, mutate_one) -> dict[tuple[str, int, int], str]:
     for path in collect_markdown([folder / "findings"]):
         f = load_findings_file(path)
         lines = path.read_text(encoding="utf-8").split("\n")
-        ranked = _by_line_rank(f.citations, lambda c: (f.path, c.source.line, c.source.column))
+        ranked = _by_line_rank(f.citations, lambda c, f=f: (f.path, c.source.line, c.source.column))
         for key, c in sorted(ranked.items(), key=lambda kv: (kv[0][1], -kv[1].source.column)):
             new_text = mutate_one(c)
             if new_text is None:

@@ -96,7 +96,9 @@ def test_output_to_unwritable_place_is_one_line_and_leaves_nothing(workspace):
 
 def test_drift_matrix_names_the_first_pin_where_each_stops_holding(workspace, fixture_repo):
     text = (workspace / "dshaudit.toml").read_text()
-    (workspace / "dshaudit.toml").write_text("\n".join(l for l in text.splitlines() if not l.startswith("v3 =")) + "\n")
+    (workspace / "dshaudit.toml").write_text(
+        "\n".join(line for line in text.splitlines() if not line.startswith("v3 =")) + "\n"
+    )
     write_findings(
         workspace,
         "`vendor/cordis/src/context.ts:14` → `this.fiber`\n"

@@ -38,7 +38,7 @@ _NUMBER_RE = re.compile(r"^-?(\d{1,3}(,\d{3})+|\d[\d_]*)(\.\d+)?$")
 MAX_CLAIM_CHARS = 1000
 MAX_NUMBER_DIGITS = 64  # no count or size measured in DSH comes near
 MAX_VALUE_DEPTH = 8  # sets and lists inside one another
-_LONG_NUMBER_RE = re.compile(r"\d[\d,_]{%d,}" % MAX_NUMBER_DIGITS)
+_LONG_NUMBER_RE = re.compile(rf"\d[\d,_]{{{MAX_NUMBER_DIGITS},}}")
 
 
 class ClaimSyntaxError(ValueError):

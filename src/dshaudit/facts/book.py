@@ -54,7 +54,7 @@ def _partials(spec: DetectorSpec, ctx: FactContext) -> Partials:
     with ui.progress(todo, f"{spec.id}") as files:
         _work(spec, ctx, shard, ids, files)
     partials = [(p, shard.get(f"{ids[p]}:{p}")) for p in sorted(paths)]
-    for path, partial in partials:
+    for _, partial in partials:
         if "cannot_evaluate" in partial:
             raise CannotEvaluate(partial["cannot_evaluate"], evidence(partial["evidence"]))
     return partials

@@ -14,7 +14,7 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\xad\u200b-\u200f\u2028-\
 def terminal_safe(text: str) -> str:
     """Replace control characters with visible escapes (`\\x1b`), one line out."""
     return _CONTROL_RE.sub(
-        lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()), text
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
     )
 
 

@@ -137,7 +137,7 @@ def _own_fd(path: Path) -> int | None:
         return None
     if m.group("std"):
         return {"in": 0, "out": 1, "err": 2}[m.group("std")]
-    if m.group("pfd") and not re.match(r"^/proc/(?:self|thread-self|%d)/" % os.getpid(), os.path.abspath(path)):
+    if m.group("pfd") and not re.match(rf"^/proc/(?:self|thread-self|{os.getpid()})/", os.path.abspath(path)):
         return None  # another process's descriptors: not ours to write
     return int(m.group("fd") or m.group("pfd"))
 
