@@ -1,0 +1,230 @@
+"""Which names occur at a commit (`NameIndex`): whole words, case-sensitive, in any text
+file; absence claims in smart case; deleted names and paths found in the history."""
+
+from __future__ import annotations
+
+import pytest
+
+from dshaudit.core.errors import RepoError
+from dshaudit.git.snapshot import Snapshot
+from dshaudit.index.nameindex import HistoryAnswer, NameIndex, any_case, forget, index_for
+from dshaudit.platform import cache
+
+REGISTRY = """\
+export class AgentRegistry {
+  setFactory(f: unknown) {}
+}
+export function useIt(reg: AgentRegistry, f: unknown) {
+  reg.setFactory(f)
+}
+"""
+
+FIRST = {
+    "packages/agent/src/registry.ts": REGISTRY,
+    "packages/agent/package.json": '{\n  "name": "@scope/dsh-base",\n  "main": "a/b/c"\n}\n',
+    "docs/notes.md": "The Ollama backend is gone.\nollama\nOLLAMA\nno mention\nollama again\n",
+    "docs/other.txt": "dsh-basement is a longer word\n",
+    "assets/blob.bin": b"\x00\x01binaryName\x00",
+    "src/pathonly.ts": "export const x = 1\n",
+    "legacy/helper.ts": "export function legacyHelper() {}\nexport const fooBar = 1\n",
+}
+# commit 1 drops the legacy folder; commit 2 changes one file.
+SECOND: dict[str, str | bytes | None] = {"legacy": None}
+THIRD = {"src/pathonly.ts": "export const y = setFactory\n"}
+
+
+def deleted_by(answer: HistoryAnswer) -> str:
+    """The commit a history search found (it must have found one)."""
+    assert answer.deletion is not None, answer
+    return answer.deletion.sha
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(fresh_cache):
+    """Every test starts with an empty cache, and no index kept in memory from another."""
+    forget()
+    yield
+    forget()
+
+
+@pytest.fixture(params=["perl", "extended"])
+def regexes(request, monkeypatch):
+    """Run a test with git's Perl regexes, and again as with a git built without them (`-w -E`)."""
+    if request.param == "extended":
+        monkeypatch.setattr(NameIndex, "_perl", lambda self: False)
+    return request.param
+
+
+@pytest.fixture
+def history(make_repo):
+    return make_repo(FIRST, SECOND, THIRD, subjects=("the agent", "drop the legacy helper", "touch"))
+
+
+@pytest.fixture
+def first(history) -> NameIndex:
+    return NameIndex(history.snapshot(0))
+
+
+# -- presence -------------------------------------------------------------------------------
+
+
+def test_a_name_occurs_as_a_whole_word_only(first, regexes):
+    """`Registry` is absent where the tree only says `AgentRegistry`; `setFactory` is present in `reg.setFactory(f)`."""
+    assert first.present(["Registry", "Factory"]) == {"Registry": False, "Factory": False}
+    assert first.present(["AgentRegistry", "setFactory"]) == {"AgentRegistry": True, "setFactory": True}
+
+
+def test_a_name_is_looked_up_case_sensitively(first, regexes):
+    assert first.present(["agentRegistry", "Ollama", "OLLAMA", "oLLama"]) == {
+        "agentRegistry": False,
+        "Ollama": True,
+        "OLLAMA": True,
+        "oLLama": False,
+    }
+
+
+def test_any_text_file_counts_but_binaries_and_paths_do_not(first, regexes):
+    assert first.paths(["Ollama", "basement", "binaryName", "pathonly"]) == {
+        "Ollama": frozenset({"docs/notes.md"}),
+        "basement": frozenset({"docs/other.txt"}),  # a dash ends a word: `dsh-basement` holds `basement`
+        "binaryName": frozenset(),  # in a binary file (a NUL in it): not searched
+        "pathonly": frozenset(),  # a file name, not a word of any file's text
+    }
+
+
+def test_names_with_other_characters_are_whole_words_of_their_own(first, regexes):
+    """`@scope/dsh-base` holds `dsh-base` and `dsh`; `dsh-basement` holds neither `dsh-base` nor `dsh-bas`."""
+    assert first.paths(["dsh-base", "dsh", "dsh-bas", "dsh-basement", "scope/dsh"]) == {
+        "dsh-base": frozenset({"packages/agent/package.json"}),
+        "dsh": frozenset({"packages/agent/package.json", "docs/other.txt"}),
+        "dsh-bas": frozenset(),
+        "dsh-basement": frozenset({"docs/other.txt"}),
+        "scope/dsh": frozenset({"packages/agent/package.json"}),
+    }
+
+
+def test_names_that_overlap_on_one_line_are_each_found(first, regexes):
+    """`a/b` and `a/b/c` in one `"a/b/c"`: the shorter one is inside the longer match."""
+    assert first.present(["a/b", "a/b/c", "b/c", "a/b/c/d"]) == {
+        "a/b": True,
+        "a/b/c": True,
+        "b/c": True,
+        "a/b/c/d": False,
+    }
+
+
+def test_a_warm_lookup_runs_no_git(history):
+    snapshot = history.snapshot(0)
+    cold = NameIndex(snapshot)
+    answer = cold.present(["setFactory", "Registry"])
+    assert cold.git_calls > 0
+    cache.end()  # written to disk, and read again by the next run
+    cache.begin()
+    warm = NameIndex(snapshot)
+    assert warm.present(["setFactory", "Registry"]) == answer == {"setFactory": True, "Registry": False}
+    assert warm.git_calls == 0
+
+
+def test_a_new_commit_is_indexed_from_an_indexed_one_searching_only_changed_files(history):
+    """Between commits 1 and 2 only src/pathonly.ts changed: `setFactory`, found by commit 1 in
+    registry.ts, is kept there, and found anew in the changed file."""
+    assert NameIndex(history.snapshot(1)).paths(["setFactory"]) == {
+        "setFactory": frozenset({"packages/agent/src/registry.ts"})
+    }
+    later = NameIndex(history.snapshot(2))
+    assert later.paths(["setFactory"]) == {
+        "setFactory": frozenset({"packages/agent/src/registry.ts", "src/pathonly.ts"})
+    }
+    assert later.base == history.shas[1]
+
+
+def test_start_runs_the_lookup_in_the_background_and_present_waits_for_it(first):
+    first.start(presence=["setFactory"], paths=["Ollama"], absent=["ollama"])
+    started = first.git_calls
+    assert started > 0
+    assert first.present(["setFactory"]) == {"setFactory": True}
+    assert first.paths(["Ollama"]) == {"Ollama": frozenset({"docs/notes.md"})}
+    assert first.git_calls == started  # all answered by the pass already running
+
+
+def test_an_index_needs_a_full_commit_sha(history):
+    with pytest.raises(RepoError, match="not a full commit SHA"):
+        NameIndex(Snapshot(history.repository(), "main"))
+
+
+def test_index_for_keeps_one_index_per_commit_until_forgotten(history):
+    snapshot = history.snapshot(0)
+    index = index_for(snapshot)
+    assert index_for(history.repository().snapshot(history.shas[0])) is index
+    assert index_for(history.snapshot(1)) is not index
+    forget()
+    assert index_for(snapshot) is not index
+
+
+# -- absence claims ---------------------------------------------------------------------------
+
+
+def test_any_case_is_smart_case():
+    assert any_case("ollama") and any_case("log-only")
+    assert not any_case("Ollama")
+
+
+def test_a_claim_without_capitals_is_found_in_any_case_and_one_with_capitals_exactly(first):
+    assert first.occurrences("ollama") == [("docs/notes.md", 1), ("docs/notes.md", 2), ("docs/notes.md", 3)]
+    assert first.occurrences("OLLAMA") == [("docs/notes.md", 3)]
+
+
+def test_a_claim_names_at_most_its_limit_of_places(first):
+    assert first.occurrences("ollama", limit=2) == [("docs/notes.md", 1), ("docs/notes.md", 2)]
+
+
+def test_a_path_that_holds_a_claim_is_a_place_with_line_zero(first):
+    assert first.occurrences("pathonly") == [("src/pathonly.ts", 0)]
+    assert first.occurrences("backend") == [("docs/notes.md", 1)]
+    assert first.occurrences("nowhere") == []
+
+
+def test_a_claim_with_other_characters_is_a_whole_word_too(first):
+    assert first.occurrences("dsh-base") == [("packages/agent/package.json", 2)]
+    assert first.occurrences("scope/dsh-base") == [("packages/agent/package.json", 2)]
+
+
+# -- history ----------------------------------------------------------------------------------
+
+
+def test_deletion_finds_the_commit_that_removed_a_name(history):
+    answer = NameIndex(history.snapshot(2)).deletion("legacyHelper")
+    assert answer.deletion is not None
+    assert (answer.deletion.sha, answer.deletion.subject) == (history.shas[1], "drop the legacy helper")
+    assert answer.deletion.date.startswith("2026-08-02T10:00:00")
+    assert str(answer.deletion) == f'{history.shas[1][:8]} 2026-08-02 "drop the legacy helper"'
+    assert (answer.commits, answer.reached_root) == (3, True)
+
+
+def test_deletion_is_none_for_a_name_never_there(history):
+    answer = NameIndex(history.snapshot(2)).deletion("neverThere")
+    assert (answer.deletion, answer.commits, answer.reached_root) == (None, 3, True)
+
+
+def test_deletion_passes_over_a_commit_that_removed_only_a_longer_name(history):
+    """`fooBar` went in commit 1, but `foo` was never a whole word: no deletion of `foo`."""
+    assert NameIndex(history.snapshot(2)).deletion("foo").deletion is None
+
+
+def test_deletion_looks_back_only_over_the_commits_it_is_given(history):
+    answer = NameIndex(history.snapshot(2)).deletion("legacyHelper", commits=1)
+    assert (answer.deletion, answer.commits, answer.reached_root) == (None, 1, False)
+
+
+def test_path_deletion_finds_the_commit_that_removed_a_file_or_folder(history):
+    index = NameIndex(history.snapshot(2))
+    assert deleted_by(index.path_deletion("legacy/helper.ts")) == history.shas[1]
+    assert deleted_by(index.path_deletion("legacy")) == history.shas[1]
+    assert index.path_deletion("src/pathonly.ts").deletion is None  # changed, never removed
+
+
+def test_deletions_answers_each_name_within_its_budget(history):
+    index = NameIndex(history.snapshot(2))
+    answers = index.deletions(["legacyHelper", "neverThere"])
+    assert deleted_by(answers["legacyHelper"]) == history.shas[1] and answers["neverThere"].deletion is None
+    assert index.deletions(["AgentRegistry"], budget=0) == {}
