@@ -335,7 +335,7 @@ class _Listed:
     """A snapshot that only lists paths: all `_paths_holding` asks of one."""
 
     sha = "0" * 40
-    repository = SimpleNamespace(repo=SimpleNamespace(git_dir="."))
+    repository = SimpleNamespace(git_dir=".")
 
     def __init__(self, paths: list[str]):
         self._list = paths

@@ -15,6 +15,7 @@ from conftest import run_cli, write_findings
 from dshaudit.core.model import SourceLocation
 from dshaudit.documents import searches
 from dshaudit.documents.claims import parse_claim, split_ref
+from dshaudit.git import run as git_run
 from dshaudit.index import search
 
 HERE = SourceLocation("f.md", 1, 1)
@@ -560,7 +561,7 @@ def test_a_search_of_plain_words_matches_the_lines_git_grep_matches(mode, flags,
     (folder / "f").write_bytes(b"".join(line.encode() + b"\n" for line in lines))
     command, *options = search._grep_args(asked)
     proc = subprocess.run(
-        ["git", *search._FIXED_CONFIG, command, "--no-index", *options, "--", "f"],
+        git_run.command([command, "--no-index", *options, "--", "f"]),
         cwd=folder,
         capture_output=True,
         env={**os.environ, "LC_ALL": "C.UTF-8"},

@@ -232,7 +232,7 @@ class FactBook:
         if pin.sha not in self._contexts:
             ctx = FactContext(self._repository.snapshot(pin.sha, pin.name), self.cache)
             if self._pool is None:
-                self._pool = parallel.Pool(str(self._repository.repo.git_dir))
+                self._pool = parallel.Pool(self._repository.git_dir)
             ctx.pool = self._pool
             self._contexts[pin.sha] = ctx
         return self._contexts[pin.sha]
@@ -298,7 +298,7 @@ def measure(
     snapshot: Snapshot, pin: Pin, ids: list[str] | None = None, cache: Cache | None = None, prefilter: bool = True
 ) -> list[Fact]:
     ctx = FactContext(snapshot, cache, prefilter)
-    pool = ctx.pool = parallel.Pool(str(snapshot.repository.repo.git_dir))
+    pool = ctx.pool = parallel.Pool(snapshot.repository.git_dir)
     specs = registry()
     try:
         todo = [i for i in sorted(ids or specs) if not _cached_fact(specs[i], ctx)]

@@ -49,21 +49,18 @@ follow `--` with pathspec magic switched off.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import tempfile
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import accumulate, islice
-from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from dshaudit.core.errors import RepoError
 from dshaudit.documents.searches import escape_ere
+from dshaudit.git import run
 from dshaudit.git.fileindex import FileIndex
 from dshaudit.index.search import alternation
 from dshaudit.platform import cache
@@ -155,47 +152,33 @@ def _pathspec_chunks(paths: list[str]) -> list[list[str]]:
 
 
 class _Started:
-    """A git process started now, writing to a temporary file; `output` waits for it.
-    With `listing`, it greps the files that index lists (`--cached`), and the index
-    is removed when the process is done."""
+    """A git grep started now, its output spooled to a temporary file; `output` waits
+    for it. With `listing`, it greps the files that index lists (`--cached`), and the
+    index is removed when the process is done."""
 
     def __init__(
-        self, git_dir: Path, args: list[str], env: dict[str, str] | None = None, listing: FileIndex | None = None
+        self, git_dir: str, args: list[str], env: dict[str, str] | None = None, listing: FileIndex | None = None
     ):
-        self.command = next((a for a in args if not a.startswith("-") and "=" not in a), "")
-        self.out: IO[bytes] = tempfile.TemporaryFile()
         self.listing = listing
         try:
-            if listing is not None:
-                env = {**(env or os.environ), **listing.env}
-            self.proc = subprocess.Popen(
-                ["git", f"--git-dir={git_dir}", *args], stdout=self.out, stderr=subprocess.PIPE, env=env
-            )
+            self.proc = run.Started(args, git_dir, env={**(env or {}), **(listing.env if listing else {})}, spool=True)
         except BaseException:
-            self.out.close()
             if listing is not None:
                 listing.close()
             raise
 
     def output(self, sha: str) -> bytes:
         try:
-            err = self.proc.communicate()[1]
             # 1: nothing matched, unless git says why (a blob it could not read).
-            if self.proc.returncode not in (0, 1) or (self.proc.returncode == 1 and err.strip()):
-                raise RepoError(f"git {self.command} failed at {sha[:12]}: {err.decode(errors='replace').strip()}")
-            self.out.seek(0)
-            return self.out.read()
+            return self.proc.finish().output(no_match_ok=True, commit=sha)
         finally:
             self._done()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.communicate()
+        self.proc.stop()
         self._done()
 
     def _done(self) -> None:
-        self.out.close()
         if self.listing is not None:
             self.listing.close()
 
@@ -271,8 +254,8 @@ class _Search:
     runs: list[tuple[list[str], list[str], _Started, bool]] = field(default_factory=list)
 
     def stop(self) -> None:
-        for _, _, run, _ in self.runs:
-            run.stop()
+        for _, _, started, _ in self.runs:
+            started.stop()
 
 
 @dataclass
@@ -296,7 +279,7 @@ class NameIndex:
         if not _SHA_RE.fullmatch(snapshot.sha):
             raise RepoError(f"{snapshot.sha!r}: not a full commit SHA")
         self.snapshot = snapshot
-        self.git_dir = Path(snapshot.repository.repo.git_dir)
+        self.git_dir = snapshot.repository.git_dir
         self.sha = snapshot.sha
         self._present: dict[str, bool] = {}
         self._paths: dict[str, frozenset[str]] = {}
@@ -310,13 +293,9 @@ class NameIndex:
 
     # -- git ---------------------------------------------------------------------
 
-    def _git(self, *args: str, ok: tuple[int, ...] = (0, 1)) -> bytes:
+    def _git(self, *args: str) -> bytes:
         self.git_calls += 1
-        proc = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], capture_output=True)
-        if proc.returncode not in ok:
-            command = next((a for a in args if not a.startswith("-") and "=" not in a), "")
-            raise RepoError(f"git {command} failed at {self.sha[:12]}: {proc.stderr.decode(errors='replace').strip()}")
-        return proc.stdout
+        return run.run(args, self.git_dir).output(ok=(0, 1), commit=self.sha)
 
     def _start_git(self, args: list[str], files: list[str] | None, env: dict[str, str] | None = None) -> list[_Started]:
         """`git grep ARGS SHA`, over the whole tree or only `files`: those listed in an index
@@ -325,7 +304,7 @@ class NameIndex:
             self.git_calls += 1
             return [_Started(self.git_dir, [*args, self.sha], env)]
         runs = []
-        listing = FileIndex.of(str(self.git_dir), files, self.snapshot.blob_ids())
+        listing = FileIndex.of(self.git_dir, files, self.snapshot.blob_ids())
         if listing is not None:
             self.git_calls += 1
             at = args.index("grep") + 1
@@ -377,8 +356,6 @@ class NameIndex:
                 + ")"
             )
             args = [
-                "-c",
-                "core.quotePath=false",
                 "grep",
                 "-o",
                 "-z",
@@ -391,20 +368,17 @@ class NameIndex:
                 "-e",
                 pattern,
             ]
-            search.runs += [(group, with_claims, run, True) for run in self._start_git(args, files)]
+            search.runs += [(group, with_claims, started, True) for started in self._start_git(args, files)]
         rest = [t for t in texts if not _is_word(t)]
         if rest:
-            search.runs += [([], rest, run, False) for run in self._start_absence(rest, files)]
+            search.runs += [([], rest, started, False) for started in self._start_absence(rest, files)]
         return search
 
     def _perl(self) -> bool:
         """Whether this git greps with Perl regexes (`-P`, built with PCRE2), asked once per clone."""
-        key = str(self.git_dir)
+        key = self.git_dir
         if key not in _PERL:
-            probe = subprocess.run(
-                ["git", f"--git-dir={self.git_dir}", "grep", "-P", "-e", "x", EMPTY_TREE], capture_output=True
-            )
-            _PERL[key] = probe.returncode in (0, 1)
+            _PERL[key] = run.run(["grep", "-P", "-e", "x", EMPTY_TREE], self.git_dir).returncode in (0, 1)
         return _PERL[key]
 
     def _start_perl(self, search: _Search, claims: list[str]) -> None:
@@ -429,8 +403,6 @@ class NameIndex:
             folded = [f"(?i:{t})" for t in sorted((t for t in with_claims if any_case(t)), key=len, reverse=True)]
             pattern = "(?<![A-Za-z0-9_])(?:" + "|".join([exact, *folded] if exact else folded) + ")(?![A-Za-z0-9_])"
             args = [
-                "-c",
-                "core.quotePath=false",
                 "grep",
                 "-o",
                 "-z",
@@ -443,12 +415,12 @@ class NameIndex:
                 pattern,
             ]
             search.runs += [
-                (group, with_claims, run, True)
-                for run in self._start_git(args, search.files, env={**os.environ, "LC_ALL": "C"})
+                (group, with_claims, started, True)
+                for started in self._start_git(args, search.files, env={"LC_ALL": "C"})
             ]
         rest = [t for t in search.texts if not _is_word(t)]
         if rest:
-            search.runs += [([], rest, run, False) for run in self._start_absence(rest, search.files)]
+            search.runs += [([], rest, started, False) for started in self._start_absence(rest, search.files)]
 
     def _finish_search(self, search: _Search) -> tuple[dict[str, set[str]], dict[str, list[tuple[str, int]]]]:
         """The files each name occurs in, and the first lines of each claim, in path order.
@@ -458,8 +430,8 @@ class NameIndex:
         found: dict[str, set[str]] = {n: set() for n in search.names + search.looked_up}
         lines: dict[str, list[tuple[str, int]]] = {t: [] for t in search.texts}
         prefix = self.sha + ":"
-        for names, texts, run, matches_only in search.runs:
-            out = run.output(self.sha)
+        for _, texts, started, matches_only in search.runs:
+            out = started.output(self.sha)
             if not matches_only:
                 for t, places in self._absence_lines(out, texts).items():
                     lines[t] += places
@@ -699,7 +671,7 @@ class NameIndex:
         fold ASCII letters only, as Python's bytes patterns do."""
         fold = any(any_case(t) for t in texts)
         args = ["grep", "-n", "-z", "-I", *(["-i"] if fold else []), "-w", "-F", *[a for t in texts for a in ("-e", t)]]
-        return self._start_git(args, files, env={**os.environ, "LC_ALL": "C"})
+        return self._start_git(args, files, env={"LC_ALL": "C"})
 
     def _absence_lines(self, out: bytes, texts: list[str]) -> dict[str, list[tuple[str, int]]]:
         """The first lines of each claim in the output of `_start_absence` (in path order)."""
@@ -782,25 +754,8 @@ class NameIndex:
     def _first_lines(self, text: str, limit: int, fold: bool) -> list[tuple[str, int]]:
         """The first `limit` matching lines, stopping git once they are read."""
         self.git_calls += 1
-        proc = subprocess.Popen(
-            [
-                "git",
-                f"--git-dir={self.git_dir}",
-                "grep",
-                "-n",
-                "-z",
-                "-I",
-                *(["-i"] if fold else []),
-                "-w",
-                "-F",
-                "-e",
-                text,
-                self.sha,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        assert proc.stdout is not None
+        args = ["grep", "-n", "-z", "-I", *(["-i"] if fold else []), "-w", "-F", "-e", text, self.sha]
+        proc = run.Started(args, self.git_dir, stderr=False)
         places = []
         prefix = self.sha + ":"
         try:
@@ -812,9 +767,7 @@ class NameIndex:
                 if len(places) >= limit:
                     break
         finally:
-            proc.kill()
-            proc.stdout.close()
-            proc.wait()
+            proc.stop()
         return places
 
     # -- history -------------------------------------------------------------------
@@ -890,11 +843,7 @@ class NameIndex:
     def _had(self, name: str, sha: str) -> bool:
         """Whether the first parent of `sha` held `name` as a whole word."""
         self.git_calls += 1
-        proc = subprocess.run(
-            ["git", f"--git-dir={self.git_dir}", "grep", "-q", "-I", "-w", "-F", "-e", name, f"{sha}^1"],
-            capture_output=True,
-        )
-        return proc.returncode == 0
+        return run.run(["grep", "-q", "-I", "-w", "-F", "-e", name, f"{sha}^1"], self.git_dir).returncode == 0
 
     def deletions(
         self, names: list[str], commits: int = HISTORY_COMMITS, budget: float = HISTORY_BUDGET_SECONDS
@@ -923,8 +872,7 @@ _indexes: dict[tuple[str, str], NameIndex] = {}
 
 def index_for(snapshot: Snapshot) -> NameIndex:
     """The index of a snapshot's commit, one per process and commit."""
-    git_dir = Path(snapshot.repository.repo.git_dir)
-    key = (str(git_dir), snapshot.sha)
+    key = (snapshot.repository.git_dir, snapshot.sha)
     if key not in _indexes:
         _indexes[key] = NameIndex(snapshot)
     return _indexes[key]

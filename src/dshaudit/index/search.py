@@ -27,35 +27,21 @@ from __future__ import annotations
 import os
 import re
 import string
-import subprocess
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar
 
-from dshaudit.core.errors import RepoError
 from dshaudit.core.model import Evidence, Fact, FactStatus, LineRange, Pin
 from dshaudit.documents.searches import BRE_META, FLAGS, Search
+from dshaudit.git import run
 from dshaudit.git.fileindex import FileIndex
 from dshaudit.platform import cache
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
 
-# Whatever the user's git config says, a search means the same thing.
-_FIXED_CONFIG = (
-    "-c",
-    "grep.patternType=basic",
-    "-c",
-    "grep.extendedRegexp=false",
-    "-c",
-    "grep.fullName=true",
-    "-c",
-    "grep.lineNumber=true",
-    "-c",
-    "core.quotePath=false",
-)
 MAX_EVIDENCE = 200  # places kept as evidence; the counts are of every match
 
 
@@ -98,7 +84,7 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
     screened (`may_match`); git greps the rest, one process a search. A search with
     no cached base, or between commits whose .gitattributes differ, is left to `measure`."""
     shard = cache.current().shard("searches", VERSION, _SHAPE)
-    git_dir = str(snapshot.repository.repo.git_dir)
+    git_dir = snapshot.repository.git_dir
     target = snapshot.sha
     found: dict[Search, tuple[str, list[tuple[str, int]]]] = {}
     for s in searches:
@@ -110,18 +96,10 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
                 found[s] = (base, [(p, int(n)) for p, n in hit])
                 break
     same = {
-        b: not _git(
+        b: not run.run(
+            ["diff-tree", "-r", "--name-only", "--no-renames", b, target, "--", ".gitattributes", "*/.gitattributes"],
             git_dir,
-            "diff-tree",
-            "-r",
-            "--name-only",
-            "--no-renames",
-            b,
-            target,
-            "--",
-            ".gitattributes",
-            "*/.gitattributes",
-        )
+        ).output(limit=300)
         for b in {b for b, _ in found.values()}
     }
     found = {s: v for s, v in found.items() if same[v[0]]}
@@ -259,41 +237,21 @@ def _changes(bases: dict[Search, str], git_dir: str, target: str) -> dict[Search
     says. One `git diff-tree` a base lists every change, and each search's are picked
     out as git's pathspecs pick them (`select`): a diff-tree costs about 11 ms of
     CPU, and a new pin's searches have dozens of distinct pathspecs."""
-    asked = {
-        base: subprocess.Popen(
-            [
-                "git",
-                f"--git-dir={git_dir}",
-                *_FIXED_CONFIG,
-                "diff-tree",
-                "-r",
-                "-z",
-                "--raw",
-                "--no-renames",
-                "--no-abbrev",
-                base,
-                target,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for base in dict.fromkeys(bases.values())
-    }
+    asked: dict[str, run.Started] = {}
     listed: dict[str, list[tuple[str, str, str]]] = {}
     try:
+        for base in dict.fromkeys(bases.values()):
+            asked[base] = run.Started(
+                ["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", base, target], git_dir
+            )
         for base, proc in asked.items():
-            out, err = proc.communicate()
-            if proc.returncode != 0:
-                raise RepoError(f"git diff-tree failed: {err.decode(errors='replace').strip()[:300]}")
-            fields = out.decode("utf-8", "replace").split("\0")
+            fields = run.nul_fields(proc.finish().output(limit=300))
             listed[base] = [
                 (path, meta.split(" ")[1], meta.split(" ")[3]) for meta, path in zip(fields[0::2], fields[1::2]) if meta
             ]
     finally:
         for proc in asked.values():
-            if proc.returncode is None:
-                proc.kill()
-                proc.wait()
+            proc.stop()
     in_order = {base: sorted(path for path, _, _ in changes) for base, changes in listed.items()}
     answers: dict[tuple[str, tuple[str, ...]], list[tuple[str, str, str]]] = {}
     for s, base in bases.items():
@@ -327,14 +285,9 @@ def _grep_args(search: Search) -> list[str]:
 
 def _grep(search: Search, snapshot: Snapshot, specs: list[str]) -> list[tuple[str, int]]:
     """(path, line) of every match of the search at the snapshot, in the pathspecs given."""
-    out = _git(str(snapshot.repository.repo.git_dir), *_grep_args(search), snapshot.sha, "--", *specs, no_match_ok=True)
-    hits: list[tuple[str, int]] = []
-    prefix = snapshot.sha + ":"
-    for record in out.split("\n"):
-        if record:
-            path, line, _text = record.split("\0", 2)
-            hits.append((path.removeprefix(prefix), int(line)))
-    return hits
+    args = [*_grep_args(search), snapshot.sha, "--", *specs]
+    out = run.run(args, snapshot.repository.git_dir).output(no_match_ok=True, limit=300)
+    return [(path, line) for path, line, _ in run.grep_lines(out, snapshot.sha + ":")]
 
 
 def _search_fact(search: Search, pin: Pin, hits: list[tuple[str, int]]) -> Fact:
@@ -417,11 +370,9 @@ def _grep_lines(git_dir: str, args: list[str], names: list[str], cwd: str | None
             size += len(names[end]) + 1
             end += 1
         named = [*names[start:end], "--"] if cwd is None else ["--", *names[start:end]]
-        text = _git(git_dir, *args, *named, no_match_ok=True, cwd=cwd)
-        for record in text.split("\n"):
-            if record:
-                name, line, _text = record.split("\0", 2)
-                yield name, int(line)
+        out = run.run([*args, *named], git_dir, cwd=cwd).output(no_match_ok=True, limit=300)
+        for name, line, _ in run.grep_lines(out):
+            yield name, line
         start = end
 
 
@@ -709,20 +660,18 @@ def grep_screened(
             shared_bits |= bits
             shared += groups.pop(bits)
         groups[shared_bits] = groups.get(shared_bits, []) + sorted(shared)
-    env = {**os.environ, "LC_ALL": "C"}
-    procs = []
+    env = {"LC_ALL": "C"}
+    procs: list[run.Started] = []
     listings: list[FileIndex] = []
     try:
         for bits, paths in groups.items():
             mine = {s: words[s] for i, s in enumerate(order) if bits >> i & 1}
             options = ["-P", "-n", "-z", "-I", "--no-color", "--no-textconv", "-e", _screen_pattern(mine)]
-            args = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", *options]
             listing = FileIndex.of(git_dir, paths, blobs) if commit and blobs else None
             if listing is not None:
                 listings.append(listing)
-                cached = ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, "grep", *listing.grep_options, *options]
                 procs.append(
-                    subprocess.Popen(cached, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**env, **listing.env})
+                    run.Started(["grep", *listing.grep_options, *options], git_dir, env={**env, **listing.env})
                 )
                 paths = listing.left_out
             batch: list[str] = []
@@ -732,29 +681,20 @@ def grep_screened(
                 size += len(p) + 12
                 if size > _SCREEN_ARGS or i == len(paths) - 1:
                     named = [commit, "--", *batch] if commit else [*batch, "--"]
-                    procs.append(
-                        subprocess.Popen([*args, *named], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-                    )
+                    procs.append(run.Started(["grep", *options, *named], git_dir, env=env))
                     batch, size = [], 0
         lines: dict[str, list[tuple[int, bytes]]] = {}
-        prefix = commit.encode() + b":" if commit else b""
         for proc in procs:
-            out, err = proc.communicate()
-            if proc.returncode == 1 and not err:
+            done = proc.finish()
+            if done.found_nothing:
                 continue
-            if proc.returncode != 0:
-                if b"perl" in err.lower() or b"pcre" in err.lower():
-                    return None  # a git built without -P
-                raise RepoError(f"git grep failed: {err.decode(errors='replace').strip()[:300]}")
-            for record in out.split(b"\n"):
-                if record:
-                    path, line, text = record.split(b"\0", 2)
-                    lines.setdefault(path.removeprefix(prefix).decode("utf-8", "replace"), []).append((int(line), text))
+            if done.returncode != 0 and (b"perl" in done.stderr.lower() or b"pcre" in done.stderr.lower()):
+                return None  # a git built without -P
+            for path, line, text in run.grep_lines(done.output(limit=300), f"{commit}:" if commit else ""):
+                lines.setdefault(path, []).append((line, text))
     finally:
         for proc in procs:
-            if proc.returncode is None:
-                proc.kill()
-                proc.wait()
+            proc.stop()
         for listing in listings:
             listing.close()
     screens = {p: Screen(b"\n".join(text for _, text in printed)) for p, printed in lines.items()}
@@ -929,14 +869,3 @@ def _wildmatch(spec: str) -> str:
             out.append("." if negated else _NOTHING)
         i = j + 1
     return "".join(out) + r"\Z"
-
-
-def _git(git_dir: str, *args: str, no_match_ok: bool = False, cwd: str | None = None) -> str:
-    proc = subprocess.run(
-        ["git", f"--git-dir={git_dir}", *_FIXED_CONFIG, *args], capture_output=True, check=False, cwd=cwd
-    )
-    if proc.returncode == 1 and no_match_ok and not proc.stderr:
-        return ""
-    if proc.returncode != 0:
-        raise RepoError(f"git {args[0]} failed: {proc.stderr.decode(errors='replace').strip()[:300]}")
-    return proc.stdout.decode("utf-8", "replace")
