@@ -21,7 +21,7 @@ from dshaudit.facts.perfile import per_file_partial
 from dshaudit.facts.reducers import COMBINE, PER_FILE, SEARCHES, WHOLE, Partials, evidence
 from dshaudit.facts.specs import DetectorSpec, detector_version, load_specs
 from dshaudit.git.snapshot import Snapshot
-from dshaudit.index import search
+from dshaudit.index import derive, search
 from dshaudit.lang.parsing import CannotEvaluate
 from dshaudit.platform import ui
 from dshaudit.platform.cache import Cache, Shard, shaped
@@ -285,7 +285,7 @@ class FactBook:
                     )
                 )
                 if queries and bases:
-                    derived = background.submit(search.derive_many, queries, ctx.snapshot, bases)
+                    derived = background.submit(derive.derive_many, queries, ctx.snapshot, bases)
                 searched = background.submit(run_searches, queries, ctx.snapshot)
                 prepare(ctx, detectors)
                 if derived is not None:

@@ -62,7 +62,7 @@ from dshaudit.core.errors import RepoError
 from dshaudit.documents.searches import escape_ere
 from dshaudit.git import run
 from dshaudit.git.fileindex import FileIndex
-from dshaudit.index.search import alternation
+from dshaudit.index.screen import alternation
 from dshaudit.platform import cache
 
 if TYPE_CHECKING:
