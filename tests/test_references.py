@@ -23,7 +23,7 @@ from dshaudit.core.model import LineRange, Pin, SourceLocation
 from dshaudit.core.references import Reference, ReferenceStatus
 from dshaudit.documents.names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name
 from dshaudit.git.repository import DshRepository
-from dshaudit.index import fragments, nameindex
+from dshaudit.index import fragments, namegrep, nameindex
 from dshaudit.index.fragments import parse_fragment
 from dshaudit.platform import cache
 from fixture_repo import _commit, _write, git
@@ -95,7 +95,7 @@ def snap(dsh, tmp_path, monkeypatch):
 def regexes(request, monkeypatch):
     """Run a test with git's Perl regexes, and again as with a git built without them."""
     if request.param == "extended":
-        monkeypatch.setattr(nameindex.NameIndex, "_perl", lambda self: False)
+        monkeypatch.setattr(namegrep.CommitGrep, "perl", lambda self: False)
     return request.param
 
 
@@ -328,11 +328,11 @@ def test_the_paths_that_refute_an_absence_claim_are_the_first_of_all_that_hold_i
     index = nameindex.index_for(snap)
     word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", re.IGNORECASE if fold else 0)
     every = [p for p in snap.paths() if word.search(p)]
-    assert index._paths_holding(text, fold, limit) == every[:limit]
+    assert index.absences.paths_holding(text, fold, limit) == every[:limit]
 
 
 class _Listed:
-    """A snapshot that only lists paths: all `_paths_holding` asks of one."""
+    """A snapshot that only lists paths: all `paths_holding` asks of one."""
 
     sha = "0" * 40
     repository = SimpleNamespace(git_dir=".")
@@ -370,7 +370,7 @@ def test_the_paths_holding_a_word_are_those_its_pattern_finds_in_each_path(paths
     index = nameindex.NameIndex(_Listed(sorted(paths)))  # type: ignore[arg-type]
     word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", re.IGNORECASE if fold else 0)
     every = [p for p in sorted(paths) if word.search(p)]
-    assert index._paths_holding(text, fold, limit) == every[:limit]
+    assert index.absences.paths_holding(text, fold, limit) == every[:limit]
 
 
 def test_an_absence_claim_with_no_capital_is_found_in_any_case(snap, regexes):
@@ -595,7 +595,7 @@ def test_a_new_commit_is_indexed_from_one_in_the_cache(moving, tmp_path, monkeyp
     # Only the changed files were searched, and `epsilon`, found by c1 in an
     # unchanged file, was not searched for at all.
     # -q is the history search; the empty tree, the probe for -P
-    greps = [args for args in started if "grep" in args and "-q" not in args and nameindex.EMPTY_TREE not in args]
+    greps = [args for args in started if "grep" in args and "-q" not in args and namegrep.EMPTY_TREE not in args]
     assert greps and all(args[args.index("--") + 1 :] == ["src/a.ts", "src/c.ts"] for args in greps)
     assert any("--cached" in args for args in greps)  # listed in an index, not named as pathspecs
     assert not any("epsilon" in a for args in greps for a in args)

@@ -80,7 +80,9 @@ from dshaudit.documents.names import (
     is_identifier_like,
 )
 from dshaudit.index.fragments import Fragment, FragmentVerdict, cached, evaluate_all, parse_fragment
-from dshaudit.index.nameindex import HistoryAnswer, any_case, index_for
+from dshaudit.index.namehistory import HistoryAnswer
+from dshaudit.index.nameindex import index_for
+from dshaudit.index.words import any_case
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
