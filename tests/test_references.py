@@ -23,8 +23,9 @@ from dshaudit.core.model import LineRange, Pin, SourceLocation
 from dshaudit.core.references import Reference, ReferenceStatus
 from dshaudit.documents.names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name
 from dshaudit.git.repository import DshRepository
-from dshaudit.index import fragments, namegrep, nameindex
-from dshaudit.index.fragments import parse_fragment
+from dshaudit.index import namegrep, nameindex, quoted
+from dshaudit.lang import matching
+from dshaudit.lang.fragments import parse_fragment
 from dshaudit.platform import cache
 from fixture_repo import _commit, _write, git
 
@@ -746,13 +747,13 @@ def test_quoted_code_is_looked_for_among_the_nodes_a_walk_of_the_tree_would_visi
     root = parse(path, source).root_node
     assert root.has_error
     tsx = path.endswith(".tsx")
-    for types in [fragments._DECLARING] + [
+    for types in [matching.DECLARING] + [
         frozenset({t}) for t in ("string", "object", "pair", "identifier", "ERROR", "true", "program")
     ]:
         walked = [n.id for n in walk(root) if n.type in types]
-        assert [n.id for n in fragments._nodes_of(root, types, tsx)] == walked, sorted(types)
-    assert len([n for n in fragments._nodes_of(root, frozenset({"string"}), tsx) if not n.is_named]) == 2
-    assert fragments._type_query(tsx, frozenset({"no_such_node"})) is None
+        assert [n.id for n in matching.nodes_of(root, types, tsx)] == walked, sorted(types)
+    assert len([n for n in matching.nodes_of(root, frozenset({"string"}), tsx) if not n.is_named]) == 2
+    assert matching._type_query(tsx, frozenset({"no_such_node"})) is None
 
 
 def test_quoted_code_is_compared_first_where_its_text_is_as_written_and_no_file_after_its_match_is_read(
@@ -789,10 +790,8 @@ def test_quoted_code_is_compared_first_where_its_text_is_as_written_and_no_file_
 def test_the_nodes_of_a_type_are_found_once_a_file_for_every_fragment_that_looks_for_them(tmp_path, monkeypatch):
     root, sha = _repository(tmp_path, {"src/a.ts": "export const x = foo(1, 2)\nexport const y = foo(3, 4)\n"})
     found: list[tuple[int, frozenset[str]]] = []
-    nodes_of = fragments._nodes_of
-    monkeypatch.setattr(
-        fragments, "_nodes_of", lambda root, types, tsx: found.append(types) or nodes_of(root, types, tsx)
-    )
+    nodes_of = matching.nodes_of
+    monkeypatch.setattr(quoted, "nodes_of", lambda root, types, tsx: found.append(types) or nodes_of(root, types, tsx))
     first, second, third = check(_at(root, sha, tmp_path / "cache", monkeypatch), "foo(1, 2)", "foo(3, 4)", "foo(5, 6)")
     cache.end()
     assert (first.message, second.message) == ("matches src/a.ts:1", "matches src/a.ts:2")
