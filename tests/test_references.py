@@ -23,8 +23,9 @@ from dshaudit.core.model import LineRange, Pin, SourceLocation
 from dshaudit.core.references import Reference, ReferenceStatus
 from dshaudit.documents.names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name
 from dshaudit.git.repository import DshRepository
-from dshaudit.index import fragments, nameindex
-from dshaudit.index.fragments import parse_fragment
+from dshaudit.index import namegrep, nameindex, quoted
+from dshaudit.lang import matching
+from dshaudit.lang.fragments import parse_fragment
 from dshaudit.platform import cache
 from fixture_repo import _commit, _write, git
 
@@ -95,7 +96,7 @@ def snap(dsh, tmp_path, monkeypatch):
 def regexes(request, monkeypatch):
     """Run a test with git's Perl regexes, and again as with a git built without them."""
     if request.param == "extended":
-        monkeypatch.setattr(nameindex.NameIndex, "_perl", lambda self: False)
+        monkeypatch.setattr(namegrep.CommitGrep, "perl", lambda self: False)
     return request.param
 
 
@@ -328,14 +329,14 @@ def test_the_paths_that_refute_an_absence_claim_are_the_first_of_all_that_hold_i
     index = nameindex.index_for(snap)
     word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", re.IGNORECASE if fold else 0)
     every = [p for p in snap.paths() if word.search(p)]
-    assert index._paths_holding(text, fold, limit) == every[:limit]
+    assert index.absences.paths_holding(text, fold, limit) == every[:limit]
 
 
 class _Listed:
-    """A snapshot that only lists paths: all `_paths_holding` asks of one."""
+    """A snapshot that only lists paths: all `paths_holding` asks of one."""
 
     sha = "0" * 40
-    repository = SimpleNamespace(repo=SimpleNamespace(git_dir="."))
+    repository = SimpleNamespace(git_dir=".")
 
     def __init__(self, paths: list[str]):
         self._list = paths
@@ -370,7 +371,7 @@ def test_the_paths_holding_a_word_are_those_its_pattern_finds_in_each_path(paths
     index = nameindex.NameIndex(_Listed(sorted(paths)))  # type: ignore[arg-type]
     word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(text)}(?![A-Za-z0-9_])", re.IGNORECASE if fold else 0)
     every = [p for p in sorted(paths) if word.search(p)]
-    assert index._paths_holding(text, fold, limit) == every[:limit]
+    assert index.absences.paths_holding(text, fold, limit) == every[:limit]
 
 
 def test_an_absence_claim_with_no_capital_is_found_in_any_case(snap, regexes):
@@ -595,7 +596,7 @@ def test_a_new_commit_is_indexed_from_one_in_the_cache(moving, tmp_path, monkeyp
     # Only the changed files were searched, and `epsilon`, found by c1 in an
     # unchanged file, was not searched for at all.
     # -q is the history search; the empty tree, the probe for -P
-    greps = [args for args in started if "grep" in args and "-q" not in args and nameindex.EMPTY_TREE not in args]
+    greps = [args for args in started if "grep" in args and "-q" not in args and namegrep.EMPTY_TREE not in args]
     assert greps and all(args[args.index("--") + 1 :] == ["src/a.ts", "src/c.ts"] for args in greps)
     assert any("--cached" in args for args in greps)  # listed in an index, not named as pathspecs
     assert not any("epsilon" in a for args in greps for a in args)
@@ -746,13 +747,13 @@ def test_quoted_code_is_looked_for_among_the_nodes_a_walk_of_the_tree_would_visi
     root = parse(path, source).root_node
     assert root.has_error
     tsx = path.endswith(".tsx")
-    for types in [fragments._DECLARING] + [
+    for types in [matching.DECLARING] + [
         frozenset({t}) for t in ("string", "object", "pair", "identifier", "ERROR", "true", "program")
     ]:
         walked = [n.id for n in walk(root) if n.type in types]
-        assert [n.id for n in fragments._nodes_of(root, types, tsx)] == walked, sorted(types)
-    assert len([n for n in fragments._nodes_of(root, frozenset({"string"}), tsx) if not n.is_named]) == 2
-    assert fragments._type_query(tsx, frozenset({"no_such_node"})) is None
+        assert [n.id for n in matching.nodes_of(root, types, tsx)] == walked, sorted(types)
+    assert len([n for n in matching.nodes_of(root, frozenset({"string"}), tsx) if not n.is_named]) == 2
+    assert matching._type_query(tsx, frozenset({"no_such_node"})) is None
 
 
 def test_quoted_code_is_compared_first_where_its_text_is_as_written_and_no_file_after_its_match_is_read(
@@ -789,10 +790,8 @@ def test_quoted_code_is_compared_first_where_its_text_is_as_written_and_no_file_
 def test_the_nodes_of_a_type_are_found_once_a_file_for_every_fragment_that_looks_for_them(tmp_path, monkeypatch):
     root, sha = _repository(tmp_path, {"src/a.ts": "export const x = foo(1, 2)\nexport const y = foo(3, 4)\n"})
     found: list[tuple[int, frozenset[str]]] = []
-    nodes_of = fragments._nodes_of
-    monkeypatch.setattr(
-        fragments, "_nodes_of", lambda root, types, tsx: found.append(types) or nodes_of(root, types, tsx)
-    )
+    nodes_of = matching.nodes_of
+    monkeypatch.setattr(quoted, "nodes_of", lambda root, types, tsx: found.append(types) or nodes_of(root, types, tsx))
     first, second, third = check(_at(root, sha, tmp_path / "cache", monkeypatch), "foo(1, 2)", "foo(3, 4)", "foo(5, 6)")
     cache.end()
     assert (first.message, second.message) == ("matches src/a.ts:1", "matches src/a.ts:2")

@@ -15,7 +15,9 @@ from conftest import run_cli, write_findings
 from dshaudit.core.model import SourceLocation
 from dshaudit.documents import searches
 from dshaudit.documents.claims import parse_claim, split_ref
-from dshaudit.index import search
+from dshaudit.git import pathspec
+from dshaudit.git import run as git_run
+from dshaudit.index import derive, screen, search
 
 HERE = SourceLocation("f.md", 1, 1)
 
@@ -204,18 +206,18 @@ def test_one_grep_of_many_files_at_many_commits_is_each_commits_grep(odd_repo, e
         for p in repository.snapshot(sha).paths()
         if (e := repository.snapshot(sha).entry(p)) is not None and e.kind == "blob"
     ]
-    found = search.regrep(spec, git_dir, places)
+    found = derive.regrep(spec, git_dir, places)
     for sha in commits:
         snapshot = repository.snapshot(sha)
-        whole = search._grep(spec, snapshot, ["."])  # the tree's grep: the link and the binary file skipped
+        whole = search.grep_matches(spec, snapshot, ["."])  # the tree's grep: the link and the binary file skipped
         assert sorted((p, n) for (s, p), ns in found.items() if s == sha for n in ns) == sorted(whole)
         # The screen never drops a file that has a match.
-        words = search.literals(spec)
+        words = screen.literals(spec)
         for path in {p for p, _ in whole}:
             entry = snapshot.entry(path)
             assert entry is not None and entry.blob_sha is not None
             data = snapshot.read(entry.blob_sha)
-            assert search.may_match(words, "-i" in spec.flags, search.Screen(data)), (expression, path)
+            assert screen.may_match(words, "-i" in spec.flags, screen.Screen(data)), (expression, path)
 
 
 @pytest.mark.parametrize(
@@ -240,12 +242,12 @@ def test_one_grep_of_many_files_at_many_commits_is_each_commits_grep(odd_repo, e
     ],
 )
 def test_the_screen_keeps_only_what_every_match_holds(expression, words):
-    assert search.literals(searches.parse(expression)) == words
+    assert screen.literals(searches.parse(expression)) == words
 
 
 def test_under_ignore_case_a_character_that_may_fold_to_ascii_is_grepped(monkeypatch):
     def may(words, ignore_case, data):
-        return search.may_match(words, ignore_case, search.Screen(data))
+        return screen.may_match(words, ignore_case, screen.Screen(data))
 
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     assert may((b"k",), True, "\u212a".encode())  # KELVIN SIGN may fold to k
@@ -272,12 +274,12 @@ def test_compiled_pathspecs_select_as_git_does(path, specs):
     includes = [s for s in specs if not s.startswith((":!", ":^"))]
     excludes = [s[2:] for s in specs if s.startswith((":!", ":^"))]
     expected = (not includes or any(matches(s) for s in includes)) and not any(matches(s) for s in excludes)
-    assert search.selected(path, tuple(specs)) == expected
+    assert pathspec.selected(path, tuple(specs)) == expected
 
 
 @given(st.lists(st.binary(min_size=1, max_size=3), min_size=1, max_size=8), st.binary(max_size=12))
 def test_a_trie_of_byte_strings_finds_where_one_of_them_is(sequences, data):
-    found = re.compile(search.alternation(sequences, lambda b: f"\\x{b:02x}").encode()).search(data) is not None
+    found = re.compile(screen.alternation(sequences, lambda b: f"\\x{b:02x}").encode()).search(data) is not None
     assert found == any(s in data for s in sequences)
 
 
@@ -292,24 +294,24 @@ def test_a_trie_of_words_matches_what_the_longest_first_alternation_matches(word
         return re.compile(rf"(?<![A-Za-z0-9_])(?:{pattern})(?![A-Za-z0-9_])")
 
     longest_first = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
-    trie = search.alternation(words, re.escape)
+    trie = screen.alternation(words, re.escape)
     assert [m.group() for m in whole(trie).finditer(text)] == [m.group() for m in whole(longest_first).finditer(text)]
 
 
 def test_a_trie_shares_beginnings_and_brackets_only_single_bytes():
     assert (
-        search.alternation(["start", "snapshot", "seq", "op", "opts"], re.escape)
+        screen.alternation(["start", "snapshot", "seq", "op", "opts"], re.escape)
         == "(?:op(?:ts)?|s(?:eq|napshot|tart))"
     )
-    assert search.alternation(["ab", "ac"], re.escape) == "a[bc]"
+    assert screen.alternation(["ab", "ac"], re.escape) == "a[bc]"
     # git greps these as bytes (the C locale): a bracket of two-byte characters would match one byte.
-    assert search.alternation(["x\u00e9", "x\u00e8"], re.escape) == "x(?:\u00e8|\u00e9)"
+    assert screen.alternation(["x\u00e9", "x\u00e8"], re.escape) == "x(?:\u00e8|\u00e9)"
 
 
 def test_the_folding_characters_regex_is_the_list_of_them():
-    folding = re.compile(search._FOLDING_PERL.encode())
-    assert all(folding.fullmatch(f) for f in search._FOLDING)
-    assert search._FOLDING_PERL.count("|") < len(search._FOLDING) - 1  # brackets, not one alternative each
+    folding = re.compile(screen._FOLDING_PERL.encode())
+    assert all(folding.fullmatch(f) for f in screen._FOLDING)
+    assert screen._FOLDING_PERL.count("|") < len(screen._FOLDING) - 1  # brackets, not one alternative each
 
 
 @given(
@@ -318,7 +320,7 @@ def test_the_folding_characters_regex_is_the_list_of_them():
 )
 def test_selecting_from_a_sorted_tree_by_literal_starts_selects_what_each_path_test_does(paths, specs):
     tree = sorted(set(paths))
-    assert search.select(tree, tuple(specs)) == [p for p in tree if search.selected(p, tuple(specs))]
+    assert pathspec.select(tree, tuple(specs)) == [p for p in tree if pathspec.selected(p, tuple(specs))]
 
 
 @pytest.mark.parametrize("expression", SEARCHES + ["search(-i 'todo', 'src/**')", "search('x', ':!docs/**')"])
@@ -332,7 +334,7 @@ def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_r
     cache.begin()
     try:
         search.measure(spec, repository.snapshot(first), Pin("one", first))  # cached at the first commit
-        search.derive_many([spec], repository.snapshot(second), [second, first])
+        derive.derive_many([spec], repository.snapshot(second), [second, first])
         shard = cache.current().shard("searches", search.VERSION, search._SHAPE)
         derived = shard.get(cache.digest(second, spec.kind, spec.text))
     finally:
@@ -347,7 +349,7 @@ def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_r
     assert [f"{p}:{n}" for p, n in sorted((p, int(n)) for p, n in derived)] == list(fresh.fields["lines"])
 
 
-@pytest.mark.parametrize("alone_from", [0, search._SCREEN_GROUP])  # each group its own process; small ones shared
+@pytest.mark.parametrize("alone_from", [0, screen._SCREEN_GROUP])  # each group its own process; small ones shared
 def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(
     odd_repo, tmp_path, monkeypatch, alone_from
 ):
@@ -358,7 +360,7 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(
     from fixture_repo import _commit, _write, git
 
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
-    monkeypatch.setattr(search, "_SCREEN_GROUP", alone_from)
+    monkeypatch.setattr(screen, "_SCREEN_GROUP", alone_from)
     root = tmp_path / "fold"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
@@ -370,7 +372,7 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(
     specs = [
         searches.parse(e) for e in SEARCHES + ["search(-i 'kelvin')", "search('kelvin')", "search(-i -E 'x|network')"]
     ]
-    specs = [s for s in specs if search.literals(s) is not None]
+    specs = [s for s in specs if screen.literals(s) is not None]
     for repository, sha in cases:
         snapshot = repository.snapshot(sha)
         files = {
@@ -383,30 +385,30 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(
         # for the literals of the searches that want it, in a process with the files wanted alike.
         paths = sorted(files)
         wanted = {s: [p for j, p in enumerate(paths) if i % 2 == 0 or (i + j) % 3] for i, s in enumerate(specs)}
-        screen = search.grep_screened(wanted, str(repository.repo.git_dir), sha)
-        by_blob = search.screened({s: sorted({files[p] for p in ps}) for s, ps in wanted.items()}, snapshot.read_many)
-        assert screen is not None
-        by_git = screen.passed
+        printed = screen.grep_screened(wanted, str(repository.repo.git_dir), sha)
+        by_blob = screen.screened({s: sorted({files[p] for p in ps}) for s, ps in wanted.items()}, snapshot.read_many)
+        assert printed is not None
+        by_git = printed.passed
         for s in specs:
             assert by_git[s] == {p for p in text & set(wanted[s]) if files[p] in by_blob[s]}, (s.text, sha)
         # The lines printed of a file that passed are its own lines, under their numbers.
         for p in set().union(*by_git.values()):
             lines = snapshot.read(files[p]).split(b"\n")
-            assert screen.lines[p] and all(lines[n - 1] == text for n, text in screen.lines[p]), p
+            assert printed.lines[p] and all(lines[n - 1] == text for n, text in printed.lines[p]), p
         # The same files named COMMIT:PATH (history's places, of many commits at once): the same answer.
-        by_name = search.grep_screened(
+        by_name = screen.grep_screened(
             {s: [f"{sha}:{p}" for p in ps] for s, ps in wanted.items()}, str(repository.repo.git_dir), None
         )
         assert by_name is not None
         assert {s: {n.split(":", 1)[1] for n in names} for s, names in by_name.passed.items()} == by_git
         # The regular files listed in an index (`fileindex`), the others named as pathspecs: the same answer.
-        by_index = search.grep_screened(wanted, str(repository.repo.git_dir), sha, snapshot.blob_ids())
-        assert by_index is not None and by_index.passed == by_git and by_index.lines == screen.lines
+        by_index = screen.grep_screened(wanted, str(repository.repo.git_dir), sha, snapshot.blob_ids())
+        assert by_index is not None and by_index.passed == by_git and by_index.lines == printed.lines
     kelvin = searches.parse("search(-i 'kelvin')")
-    found = search.grep_screened({kelvin: ["a.txt", "c.txt"]}, str(root / ".git"), folded)
+    found = screen.grep_screened({kelvin: ["a.txt", "c.txt"]}, str(root / ".git"), folded)
     assert found is not None and "a.txt" in found.passed[kelvin]
     monkeypatch.setenv("LC_ALL", "tr_TR.ISO-8859-9")  # any byte past ASCII may fold: the caller reads the files
-    assert search.grep_screened({kelvin: ["a.txt"]}, str(root / ".git"), folded) is None
+    assert screen.grep_screened({kelvin: ["a.txt"]}, str(root / ".git"), folded) is None
 
 
 def test_a_search_made_from_parts_reads_as_written_and_has_an_extended_form():
@@ -510,7 +512,7 @@ def test_the_files_a_search_derives_anew_are_those_git_diff_tree_gives_for_its_p
     second = _commit(root, "two", "2026-01-02T00:00:00Z", "two")
     git_dir = str(root / ".git")
     wanted = {searches.parse("search('x'" + "".join(f", '{p}'" for p in specs) + ")"): first for specs in CHANGES_SPECS}
-    changed = search._changes(wanted, git_dir, second)
+    changed = derive._changes(wanted, git_dir, second)
     for spec, base in wanted.items():
         out = git(
             root,
@@ -523,7 +525,7 @@ def test_the_files_a_search_derives_anew_are_those_git_diff_tree_gives_for_its_p
             base,
             second,
             "--",
-            *search._git_pathspecs(spec.pathspecs),
+            *pathspec.git_pathspecs(spec.pathspecs),
         )
         fields = out.split("\0")
         expected = [
@@ -554,13 +556,13 @@ def test_a_search_of_plain_words_matches_the_lines_git_grep_matches(mode, flags,
     a whole word git does not match: in `a bc` it rejects `a b` and moves past `a`."""
     pattern = words[0] if mode != "-E" else "|".join(words)
     asked = searches.Search("search", tuple(sorted(flags)) + ((mode,) if mode != "basic" else ()), pattern, (), "s")
-    found = search.line_test(asked)
+    found = screen.line_test(asked)
     assert found is not None
     folder = tmp_path_factory.mktemp("lines")
     (folder / "f").write_bytes(b"".join(line.encode() + b"\n" for line in lines))
-    command, *options = search._grep_args(asked)
+    command, *options = search.grep_args(asked)
     proc = subprocess.run(
-        ["git", *search._FIXED_CONFIG, command, "--no-index", *options, "--", "f"],
+        git_run.command([command, "--no-index", *options, "--", "f"]),
         cwd=folder,
         capture_output=True,
         env={**os.environ, "LC_ALL": "C.UTF-8"},
@@ -575,7 +577,7 @@ def test_a_search_of_plain_words_matches_the_lines_git_grep_matches(mode, flags,
 
 def test_only_plain_words_are_answered_without_git(monkeypatch):
     def test(flags, pattern):
-        return search.line_test(searches.Search("search", flags, pattern, (), "s"))
+        return screen.line_test(searches.Search("search", flags, pattern, (), "s"))
 
     assert test(("-E",), "agents\\.(create|resume)") is None
     assert test(("-E",), "a||b") is None  # an empty alternative matches every line

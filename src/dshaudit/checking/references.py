@@ -79,8 +79,11 @@ from dshaudit.documents.names import (
     is_file_name,
     is_identifier_like,
 )
-from dshaudit.index.fragments import Fragment, FragmentVerdict, cached, evaluate_all, parse_fragment
-from dshaudit.index.nameindex import HistoryAnswer, any_case, index_for
+from dshaudit.index.namehistory import HistoryAnswer
+from dshaudit.index.nameindex import index_for
+from dshaudit.index.quoted import FragmentVerdict, cached, evaluate_all
+from dshaudit.index.words import any_case
+from dshaudit.lang.fragments import Fragment, parse_fragment
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot

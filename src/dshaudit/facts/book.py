@@ -21,7 +21,7 @@ from dshaudit.facts.perfile import per_file_partial
 from dshaudit.facts.reducers import COMBINE, PER_FILE, SEARCHES, WHOLE, Partials, evidence
 from dshaudit.facts.specs import DetectorSpec, detector_version, load_specs
 from dshaudit.git.snapshot import Snapshot
-from dshaudit.index import search
+from dshaudit.index import derive, search
 from dshaudit.lang.parsing import CannotEvaluate
 from dshaudit.platform import ui
 from dshaudit.platform.cache import Cache, Shard, shaped
@@ -232,7 +232,7 @@ class FactBook:
         if pin.sha not in self._contexts:
             ctx = FactContext(self._repository.snapshot(pin.sha, pin.name), self.cache)
             if self._pool is None:
-                self._pool = parallel.Pool(str(self._repository.repo.git_dir))
+                self._pool = parallel.Pool(self._repository.git_dir)
             ctx.pool = self._pool
             self._contexts[pin.sha] = ctx
         return self._contexts[pin.sha]
@@ -285,7 +285,7 @@ class FactBook:
                     )
                 )
                 if queries and bases:
-                    derived = background.submit(search.derive_many, queries, ctx.snapshot, bases)
+                    derived = background.submit(derive.derive_many, queries, ctx.snapshot, bases)
                 searched = background.submit(run_searches, queries, ctx.snapshot)
                 prepare(ctx, detectors)
                 if derived is not None:
@@ -298,7 +298,7 @@ def measure(
     snapshot: Snapshot, pin: Pin, ids: list[str] | None = None, cache: Cache | None = None, prefilter: bool = True
 ) -> list[Fact]:
     ctx = FactContext(snapshot, cache, prefilter)
-    pool = ctx.pool = parallel.Pool(str(snapshot.repository.repo.git_dir))
+    pool = ctx.pool = parallel.Pool(snapshot.repository.git_dir)
     specs = registry()
     try:
         todo = [i for i in sorted(ids or specs) if not _cached_fact(specs[i], ctx)]

@@ -8,10 +8,11 @@ format renders, so no formatter runs git.
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+
+from dshaudit.git import run
 
 
 @dataclass(frozen=True)
@@ -28,15 +29,6 @@ class AuditRepository:
             return (root / file).resolve().relative_to(self.toplevel).as_posix()
         except (ValueError, OSError):
             return file
-
-
-def _git(cwd: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    out = done.stdout.strip()
-    return out if done.returncode == 0 and out else None
 
 
 _SCP_RE = re.compile(r"^(?:[^@/:]+@)?([^/:\\]{2,}):(?!//)(.+)$")  # user@host:path; one letter is a drive
@@ -62,12 +54,12 @@ def clean_remote_url(url: str) -> str | None:
 
 def audit_repository(root: Path) -> AuditRepository | None:
     """Ask git about the repository holding `root`; None when it is not in one or git is missing."""
-    top = _git(root, "rev-parse", "--show-toplevel")
+    top = run.ask(["rev-parse", "--show-toplevel"], cwd=str(root), timeout=10)
     if top is None:
         return None
-    origin = _git(root, "remote", "get-url", "origin")
+    origin = run.ask(["remote", "get-url", "origin"], cwd=str(root), timeout=10)
     return AuditRepository(
         toplevel=Path(top).resolve(),
         uri=clean_remote_url(origin) if origin else None,
-        revision=_git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}"),
+        revision=run.ask(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=str(root), timeout=10),
     )

@@ -21,8 +21,9 @@ from __future__ import annotations
 import os
 import posixpath
 import shutil
-import subprocess
 import tempfile
+
+from dshaudit.git import run
 
 
 class FileIndex:
@@ -53,20 +54,15 @@ class FileIndex:
             return None
         taken = {p for p, _ in listed}
         made = cls(tempfile.mkdtemp(prefix="dshaudit-index-"), [p for p in paths if p not in taken])
-        entries = "".join(f"100644 {blob}\t{p}\0" for p, blob in listed).encode("utf-8", "surrogateescape")
+        entries = run.nul_terminated(f"100644 {blob}\t{p}" for p, blob in listed)
         try:
-            proc = subprocess.run(
-                ["git", f"--git-dir={git_dir}", "update-index", "-z", "--index-info"],
-                input=entries,
-                capture_output=True,
-                env={**os.environ, **made.env},
-            )
+            done = run.run(["update-index", "-z", "--index-info"], git_dir, input=entries, env=made.env)
         except BaseException:  # Ctrl-C, or no git: nothing is left behind
             made.close()
             raise
         # git skips a path it will not put in an index (`.git/x`) with a warning, and
         # succeeds: anything said means the index may not list every file.
-        if proc.returncode != 0 or proc.stderr.strip():
+        if done.returncode != 0 or done.stderr.strip():
             made.close()
             return None
         return made

@@ -26,6 +26,7 @@ from gitdb.exc import BadName, BadObject
 
 from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import SHA_RE
+from dshaudit.git import run
 from dshaudit.git.snapshot import Snapshot
 from dshaudit.platform import places, ui
 
@@ -49,7 +50,6 @@ class DshRepository:
     """A bare (or ordinary) clone of DSH, opened without relying on its config."""
 
     def __init__(self, git_dir: Path, origin: str, cached: bool = False):
-        self.git_dir = git_dir
         self.origin = origin  # how the user named it, for messages
         self.cached = cached  # our own clone in the cache: we may fetch into it
         try:
@@ -64,15 +64,20 @@ class DshRepository:
         if self.is_shallow():
             raise RepoError(
                 f"{origin}: is a shallow clone; citations cannot be checked against partial history "
-                f"(run: git --git-dir={self.repo.git_dir} fetch --unshallow)"
+                f"(run: git --git-dir={self.git_dir} fetch --unshallow)"
             )
+
+    @property
+    def git_dir(self) -> str:
+        """The clone's git directory, as git is given it (`--git-dir`)."""
+        return str(self.repo.git_dir)
 
     def twin(self) -> DshRepository:
         """Another handle on the same clone, for a thread or a forked process of its
         own: a git.Repo reads objects through one `git cat-file` process, which two
         threads must not share. The trees listed so far come along (a tree never
         changes), so the twin does not list them again."""
-        other = DshRepository(self.git_dir, self.origin, self.cached)
+        other = DshRepository(Path(self.git_dir), self.origin, self.cached)
         other._snapshots = {sha: snap.moved_to(other) for sha, snap in self._snapshots.items()}
         return other
 
@@ -185,20 +190,13 @@ class DshRepository:
 
     def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]:
         """Blob contents by id, read through one `git cat-file --batch` process."""
-        import subprocess
         import threading
 
         wanted = sorted(set(blob_ids))
         if not wanted:
             return {}
-        proc = subprocess.Popen(
-            ["git", f"--git-dir={self.repo.git_dir}", "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = run.Started(["cat-file", "--batch"], self.git_dir, stdin=True, stderr=False)
         write, read = proc.stdin, proc.stdout
-        assert write is not None and read is not None  # both asked for as PIPE above
 
         def feed() -> None:
             try:
@@ -217,12 +215,11 @@ class DshRepository:
             out[oid] = read.read(size)
             read.read(1)  # the newline after each object
         writer.join()
-        read.close()  # the pipe is ours to close: left to the collector, it is a ResourceWarning
-        proc.wait()
+        proc.wait()  # closes the pipes: left to the collector, they are a ResourceWarning
         return out
 
     def is_shallow(self) -> bool:
-        return (Path(self.repo.git_dir) / "shallow").exists()
+        return (Path(self.git_dir) / "shallow").exists()
 
     def has_commit(self, sha: str) -> bool:
         """Whether `sha` is a commit of the clone (not a tag, tree or blob that leads to one)."""
@@ -247,7 +244,7 @@ class DshRepository:
                     raise InputError(f"{label} is a {kind} of the DSH clone, not a commit: a pin names a commit")
                 raise RepoError(
                     f"commit {label} is not in the DSH clone at {self.origin}; "
-                    f"get it with: git --git-dir={self.repo.git_dir} fetch origin {sha}"
+                    f"get it with: git --git-dir={self.git_dir} fetch origin {sha}"
                 )
             snap = Snapshot(self, sha)
             self._snapshots[sha] = snap

@@ -25,6 +25,9 @@ class ObjectStore(Protocol):
     @property
     def repo(self) -> git.Repo: ...
 
+    @property
+    def git_dir(self) -> str: ...
+
     def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]: ...
 
     def has_commit(self, sha: str) -> bool: ...
@@ -313,7 +316,3 @@ def _folders(path: str) -> list[str]:
     """`a/b/c.ts` -> [`a`, `a/b`]."""
     parts = path.split("/")[:-1]
     return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-
-
-# Names that moved to modules of their own, still importable from here for the
-# modules that import them from here.

@@ -27,8 +27,8 @@ from dshaudit.documents.findings import (
     citations_in_markdown,
     split_front_matter,
 )
+from dshaudit.git import pathspec
 from dshaudit.git.snapshot import Snapshot
-from dshaudit.index import search
 
 if TYPE_CHECKING:
     pass
@@ -57,7 +57,7 @@ class TreeDocs:
 
     def paths(self, snapshot: Snapshot) -> list[str]:
         return [
-            p for p in snapshot.paths() if p.lower().endswith(MARKDOWN_ENDINGS) and search.selected(p, (self.where,))
+            p for p in snapshot.paths() if p.lower().endswith(MARKDOWN_ENDINGS) and pathspec.selected(p, (self.where,))
         ]
 
 

@@ -568,7 +568,7 @@ class SearchWatch:
         return set()
 
     def changed_paths(self, step: Step) -> tuple[tuple[str | None, str | None], ...]:
-        from dshaudit.index.search import selector
+        from dshaudit.git.pathspec import selector
 
         sha = step.commit.sha
         if sha not in self._changed:
@@ -588,7 +588,7 @@ class SearchWatch:
     def places(self, steps: list[Step]) -> list[tuple[str, str, str]]:
         """(commit, path, blob) of each file a commit changes that this search reads again:
         the regular files (git grep reads no link, no submodule)."""
-        from dshaudit.index.search import REGULAR_MODES, fresh_paths
+        from dshaudit.index.derive import REGULAR_MODES, fresh_paths
 
         if self.ends_only or self.spec.kind != "search":
             return []
@@ -698,7 +698,7 @@ class ClaimsWalk:
         """Each search's matches in the files the commits change, found before the walk
         (`search.found_in`): git screens the changed files of all commits for the
         searches' literals, then greps each search on what passed, all commits at once."""
-        from dshaudit.index.search import found_in
+        from dshaudit.index.derive import found_in
 
         found = found_in(
             {w.spec: w.places(self.steps) for w in watches},
@@ -738,7 +738,7 @@ class ClaimsWalk:
         touched = [i for i, w in watches.items() if w.touched_by(step, partial(self._holds_any, w.needles))]
         if not touched:
             return 0, False
-        from dshaudit.index.search import advance
+        from dshaudit.index.derive import advance
 
         for i in touched:
             w = watches[i]

@@ -1,0 +1,253 @@
+"""Every git process dshaudit starts itself (GitPython starts its own) is started here.
+
+Why one place: what git reads besides its arguments is decided once. Each
+command line is `git [--git-dir=DIR] FIXED_CONFIG ARGS`: the settings of the
+user's configuration that would change what git writes where dshaudit reads it
+(colour codes, line numbers, quoted paths, what a pattern means, a signature
+among the log lines) are fixed at the values dshaudit parses, so a search means
+the same thing on every machine. The environment is the caller's, less the
+variables that point git at another repository, index or object store: every
+call names its repository (`--git-dir`, or the folder it runs in). No call
+reads the terminal: git's input is what the caller gives it, or nothing.
+
+Exit codes mean what the caller says they mean: `git grep` exits 1 when
+nothing matches, which is an answer, not a failure; `Finished.output` takes the
+codes a caller accepts. A failure is a RepoError in git's own words.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+from dshaudit.core.errors import RepoError
+
+# Settings of the user's configuration fixed for every call, at the values the output is read with.
+FIXED_CONFIG: tuple[str, ...] = tuple(
+    option
+    for setting in (
+        "core.quotePath=false",  # paths as they are, where a command writes them without -z
+        "color.ui=false",  # no colour codes, whatever a command's own colour setting would default to
+        "color.grep=false",
+        "grep.patternType=basic",  # a pattern is what its flags say: basic unless -E, -F or -P
+        "grep.extendedRegexp=false",
+        "grep.fullName=true",  # paths from the top of the tree, wherever git runs
+        "grep.lineNumber=false",  # a line number only where -n asks for one
+        "grep.column=false",
+        "log.showSignature=false",  # no signature check among the lines of `git log`
+        "log.follow=false",  # a log of one path is a log of that path, not of the file it was renamed from
+        "i18n.logOutputEncoding=UTF-8",  # subjects as the UTF-8 they are read as
+    )
+    for option in ("-c", setting)
+)
+
+# Variables that would make git work on another repository, index or object store than the call names.
+_LOCATION_VARIABLES = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_COMMON_DIR",
+        "GIT_NAMESPACE",
+        "GIT_PREFIX",
+    }
+)
+
+
+def command(args: Sequence[str], git_dir: str | None = None) -> list[str]:
+    """The command line of a call: git, its repository when named, the fixed configuration, then `args`."""
+    return ["git", *([f"--git-dir={git_dir}"] if git_dir is not None else []), *FIXED_CONFIG, *args]
+
+
+def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The caller's environment without the variables that point git elsewhere, and with `extra`
+    (a locale, the index file to read) on top."""
+    env = {name: value for name, value in os.environ.items() if name not in _LOCATION_VARIABLES}
+    env.update(extra or {})
+    return env
+
+
+def subcommand(args: Sequence[str]) -> str:
+    """The git command `args` run (`grep` of `--literal-pathspecs grep -e x`), for messages."""
+    return next((a for a in args if not a.startswith("-")), "")
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a git process ended: its exit code and what it wrote."""
+
+    args: tuple[str, ...]  # what followed the fixed configuration on its command line
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def found_nothing(self) -> bool:
+        """Exit 1 with nothing said on stderr: how `git grep` says that nothing matches."""
+        return self.returncode == 1 and not self.stderr.strip()
+
+    def output(
+        self,
+        *,
+        ok: Collection[int] = (0,),
+        no_match_ok: bool = False,
+        commit: str | None = None,
+        limit: int | None = None,
+    ) -> bytes:
+        """What git wrote, when it ended as the caller allows: with an exit code of `ok`,
+        or (`no_match_ok`) finding nothing, which is no output. Else the `failure`."""
+        if no_match_ok and self.found_nothing:
+            return b""
+        if self.returncode not in ok:
+            raise self.failure(commit, limit)
+        return self.stdout
+
+    def failure(self, commit: str | None = None, limit: int | None = None) -> RepoError:
+        """`git CMD failed[ at COMMIT]: REASON`, the reason git's own stderr (its first `limit` characters)."""
+        reason = self.stderr.decode(errors="replace").strip()
+        at = f" at {commit[:12]}" if commit else ""
+        return RepoError(f"git {subcommand(self.args)} failed{at}: {reason if limit is None else reason[:limit]}")
+
+
+def run(
+    args: Sequence[str],
+    git_dir: str | None = None,
+    *,
+    input: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    timeout: float | None = None,
+) -> Finished:
+    """Run git to its end and collect what it wrote. `input` is its stdin (else it reads
+    nothing); `env` is added to the environment. Whatever the exit code, it is returned:
+    the caller decides what it means (`Finished.output`)."""
+    done = subprocess.run(
+        command(args, git_dir),
+        input=input,
+        stdin=subprocess.DEVNULL if input is None else None,
+        capture_output=True,
+        env=environment(env),
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+    return Finished(tuple(args), done.returncode, done.stdout, done.stderr)
+
+
+def ask(args: Sequence[str], *, cwd: str, timeout: float) -> str | None:
+    """git's answer to a question about the repository holding `cwd`, stripped; None when there is
+    none to have: git is missing, fails, takes longer than `timeout` seconds, or says nothing."""
+    try:
+        done = run(args, cwd=cwd, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = os.fsdecode(done.stdout).strip()
+    return out if done.returncode == 0 and out else None
+
+
+class Started:
+    """A git process started now, running beside the caller. `finish` waits for its end;
+    `stop` ends it early; `wait` lets it end by itself once the caller has written and
+    read what it wanted through `stdin` and `stdout`. Spooled, its output goes to a
+    temporary file, read at the end: git never waits on a full pipe while the caller is
+    busy elsewhere. Without `stderr`, what git says there is dropped."""
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        git_dir: str | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stdin: bool = False,
+        spool: bool = False,
+        stderr: bool = True,
+    ):
+        self.args = tuple(args)
+        self._spool: IO[bytes] | None = tempfile.TemporaryFile() if spool else None
+        self._ended = False
+        try:
+            self._proc = subprocess.Popen(
+                command(args, git_dir),
+                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                stdout=self._spool if self._spool is not None else subprocess.PIPE,
+                stderr=subprocess.PIPE if stderr else subprocess.DEVNULL,
+                env=environment(env),
+                cwd=cwd,
+            )
+        except BaseException:
+            self._release()
+            raise
+
+    @property
+    def stdin(self) -> IO[bytes]:
+        assert self._proc.stdin is not None, "started without stdin"
+        return self._proc.stdin
+
+    @property
+    def stdout(self) -> IO[bytes]:
+        assert self._proc.stdout is not None, "spooled: the output is read by finish"
+        return self._proc.stdout
+
+    def finish(self) -> Finished:
+        """Wait for git to end, and collect what it wrote."""
+        try:
+            out, err = self._proc.communicate()
+            if self._spool is not None:
+                self._spool.seek(0)
+                out = self._spool.read()
+        finally:
+            self._release()
+        return Finished(self.args, self._proc.returncode, out or b"", err or b"")
+
+    def stop(self) -> None:
+        """End git now if it still runs (its answer is not needed), and release its pipes."""
+        if self._ended:
+            return
+        try:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.communicate()
+        finally:
+            self._release()
+
+    def wait(self) -> int:
+        """Close the pipes (the caller has written and read all it wanted) and wait for git to end."""
+        for pipe in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        try:
+            return self._proc.wait()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        self._ended = True
+        if self._spool is not None:
+            self._spool.close()
+
+
+def nul_fields(out: bytes) -> list[str]:
+    """The fields of `-z` output, as text (a NUL ends each, so the last field is empty)."""
+    return out.decode("utf-8", "replace").split("\0")
+
+
+def nul_terminated(records: Iterable[str]) -> bytes:
+    """`-z` input for git: each record followed by a NUL; a path's undecodable bytes as they were."""
+    return "".join(f"{record}\0" for record in records).encode("utf-8", "surrogateescape")
+
+
+def grep_lines(out: bytes, prefix: str = "") -> Iterator[tuple[str, int, bytes]]:
+    """(path, line number, text) of each line `git grep -n -z` prints; `prefix` (`COMMIT:`
+    before each path of a grep of a commit) is taken off the paths."""
+    start = prefix.encode()
+    for record in out.split(b"\n"):
+        if record:
+            path, line, text = record.split(b"\0", 2)
+            yield path.removeprefix(start).decode("utf-8", "replace"), int(line), text

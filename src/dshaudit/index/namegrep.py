@@ -1,0 +1,116 @@
+"""git at the commit of a name index: greps of its whole tree or of some of its files,
+started in the background, and the other git calls the index makes, counted.
+
+A grep of some files lists the regular ones in an index of its own (`fileindex`)
+and names the rest as literal pathspecs, a process per chunk of them, so that no
+path is read as a pattern and no command line grows past what a system allows.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dshaudit.git import run
+from dshaudit.git.fileindex import FileIndex
+
+if TYPE_CHECKING:
+    from dshaudit.git.snapshot import Snapshot
+
+PATHSPEC_CHARS = 100_000  # characters of paths on one git command line
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # every git knows it
+_PERL: dict[str, bool] = {}  # git dir -> whether its git greps with -P
+
+
+def _pathspec_chunks(paths: list[str]) -> list[list[str]]:
+    chunks: list[list[str]] = []
+    size = PATHSPEC_CHARS
+    for p in paths:
+        if size + len(p) + 1 > PATHSPEC_CHARS:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(p)
+        size += len(p) + 1
+    return chunks
+
+
+class Running:
+    """A git grep started now, its output spooled to a temporary file; `output` waits
+    for it. With `listing`, it greps the files that index lists (`--cached`), and the
+    index is removed when the process is done."""
+
+    def __init__(
+        self, git_dir: str, args: list[str], env: dict[str, str] | None = None, listing: FileIndex | None = None
+    ):
+        self.listing = listing
+        try:
+            self.proc = run.Started(args, git_dir, env={**(env or {}), **(listing.env if listing else {})}, spool=True)
+        except BaseException:
+            if listing is not None:
+                listing.close()
+            raise
+
+    def output(self, sha: str) -> bytes:
+        try:
+            # 1: nothing matched, unless git says why (a blob it could not read).
+            return self.proc.finish().output(no_match_ok=True, commit=sha)
+        finally:
+            self._done()
+
+    def stop(self) -> None:
+        self.proc.stop()
+        self._done()
+
+    def _done(self) -> None:
+        if self.listing is not None:
+            self.listing.close()
+
+
+class CommitGrep:
+    """git at one commit of a clone, for a name index; `calls` counts the processes
+    it started (for tests and the benchmark)."""
+
+    def __init__(self, snapshot: Snapshot):
+        self.snapshot = snapshot
+        self.git_dir = snapshot.repository.git_dir
+        self.sha = snapshot.sha
+        self.calls = 0
+
+    def output(self, *args: str) -> bytes:
+        """What git writes, run to its end; exit 1 is an answer (no match, nothing found)."""
+        self.calls += 1
+        return run.run(args, self.git_dir).output(ok=(0, 1), commit=self.sha)
+
+    def status(self, *args: str) -> int:
+        """git's exit code alone (`git grep -q`)."""
+        self.calls += 1
+        return run.run(args, self.git_dir).returncode
+
+    def stream(self, args: list[str]) -> run.Started:
+        """git started, its output read as it comes (and git stopped once the caller has enough)."""
+        self.calls += 1
+        return run.Started(args, self.git_dir, stderr=False)
+
+    def start(self, args: list[str], files: list[str] | None, env: dict[str, str] | None = None) -> list[Running]:
+        """`git grep ARGS SHA`, over the whole tree or only `files`: those listed in an index
+        (`fileindex`), the rest named as pathspecs (a process per chunk of them)."""
+        if files is None:
+            self.calls += 1
+            return [Running(self.git_dir, [*args, self.sha], env)]
+        runs = []
+        listing = FileIndex.of(self.git_dir, files, self.snapshot.blob_ids())
+        if listing is not None:
+            self.calls += 1
+            at = args.index("grep") + 1
+            runs.append(Running(self.git_dir, [*args[:at], *listing.grep_options, *args[at:]], env, listing))
+            files = listing.left_out
+        for chunk in _pathspec_chunks(files):
+            self.calls += 1
+            runs.append(Running(self.git_dir, ["--literal-pathspecs", *args, self.sha, "--", *chunk], env))
+        return runs
+
+    def perl(self) -> bool:
+        """Whether this git greps with Perl regexes (`-P`, built with PCRE2), asked once per clone."""
+        key = self.git_dir
+        if key not in _PERL:
+            _PERL[key] = run.run(["grep", "-P", "-e", "x", EMPTY_TREE], self.git_dir).returncode in (0, 1)
+        return _PERL[key]
