@@ -6,16 +6,10 @@ from __future__ import annotations
 import pytest
 
 from dshaudit.core.model import LineRange
-from dshaudit.index.fragments import (
-    MAX_FRAGMENT_CHARS,
-    FragmentVerdict,
-    cached,
-    evaluate,
-    evaluate_all,
-    match,
-    parse_fragment,
-)
 from dshaudit.index.nameindex import NameIndex, forget
+from dshaudit.index.quoted import FragmentVerdict, cached, evaluate, evaluate_all
+from dshaudit.lang.fragments import MAX_FRAGMENT_CHARS, parse_fragment
+from dshaudit.lang.matching import match
 
 AGENT = """\
 export const LIMIT = 0

@@ -7,7 +7,10 @@ import pytest
 
 from dshaudit.core.errors import RepoError
 from dshaudit.git.snapshot import Snapshot
-from dshaudit.index.nameindex import HistoryAnswer, NameIndex, any_case, forget, index_for
+from dshaudit.index import namegrep
+from dshaudit.index.namehistory import HistoryAnswer
+from dshaudit.index.nameindex import NameIndex, forget, index_for
+from dshaudit.index.words import any_case
 from dshaudit.platform import cache
 
 REGISTRY = """\
@@ -51,7 +54,7 @@ def _own_cache(fresh_cache):
 def regexes(request, monkeypatch):
     """Run a test with git's Perl regexes, and again as with a git built without them (`-w -E`)."""
     if request.param == "extended":
-        monkeypatch.setattr(NameIndex, "_perl", lambda self: False)
+        monkeypatch.setattr(namegrep.CommitGrep, "perl", lambda self: False)
     return request.param
 
 
