@@ -17,7 +17,8 @@ from dshaudit.app.commands import Session
 from dshaudit.core import errors
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.errors import DshauditError
-from dshaudit.output.formats import FORMATS, emit, parse_outputs
+from dshaudit.output.emit import emit, page_outputs, parse_outputs
+from dshaudit.output.formats import DIAGNOSTIC_FORMATS
 from dshaudit.platform.textsafe import terminal_safe
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -88,12 +89,20 @@ def handle_errors(fn: F) -> F:
 OUTPUT_HELP = (
     "Also write FORMAT to PATH (atomically), from the same run: repeatable, e.g. "
     "`--output sarif=results.sarif --output markdown=$GITHUB_STEP_SUMMARY`. "
-    f"Formats: {', '.join(sorted(FORMATS))}."
+    f"Formats: {', '.join(DIAGNOSTIC_FORMATS)}."
 )
 FORMAT_HELP = (
     "Output format on stdout: text, json, or for CI sarif (code scanning), junit, "
     "github (workflow annotations), markdown ($GITHUB_STEP_SUMMARY)."
 )
+PAGE_OUTPUT_HELP = (
+    "Write the page to FILE (atomically) instead of stdout; or, as FORMAT=PATH, write it in FORMAT to PATH "
+    "(repeatable, e.g. `--output html=report.html --output markdown=report.md`): the files are written all or "
+    "none, and nothing goes to stdout unless --format is given."
+)
+# The formats of each page, the default first.
+REPORT_FORMATS = ("html", "markdown", "json")
+HISTORY_FORMATS = ("text", "json", "html", "markdown")
 CONFIG_HELP = "Configuration file (default: dshaudit.toml here or above)."
 PIN_HELP = "A pin name of dshaudit.toml, a full SHA, or a tag of the DSH clone."
 
@@ -103,15 +112,10 @@ def _finish(outcome: Outcome, fmt: str, outputs: tuple[str, ...], web_url: str =
     sys.exit(emit(outcome, fmt, parse_outputs(outputs), web_url))
 
 
-def _page(text: str, code: int, output: Path | None) -> None:
-    """A rendered page (report, history) to --output (atomically) or stdout, and the exit code."""
-    from dshaudit.platform.writing import write_atomically
-
-    if output:
-        write_atomically(output, text)
-    else:
-        click.echo(text, nl=False)
-    sys.exit(code)
+def _finish_page(page: Outcome, fmt: str | None, outputs: tuple[str, ...], formats: tuple[str, ...]) -> None:
+    """A page (report, history) to stdout and to its --output files, and its exit code."""
+    stdout, files = page_outputs(outputs, fmt, formats)
+    sys.exit(emit(page, stdout, files, ""))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -156,7 +160,7 @@ def main(quiet: bool, verbose: bool, no_cache: bool) -> None:
     help=f"Check every citation at this pin instead of the file's own; @suffixes still win. {PIN_HELP}",
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP
+    "--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True, help=FORMAT_HELP
 )
 @click.option("--output", "outputs", multiple=True, metavar="FORMAT=PATH", help=OUTPUT_HELP)
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
@@ -290,13 +294,17 @@ def facts(repo: str | None, pin: str | None, fmt: str, config_path: str | None, 
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["html", "markdown", "json"]),
-    default="html",
-    show_default=True,
-    help="Output format.",
+    type=click.Choice(REPORT_FORMATS),
+    help="Output format, on stdout or in --output FILE (default: html).",
 )
 @click.option(
-    "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write here (atomically) instead of stdout."
+    "--output",
+    "-o",
+    "outputs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="FILE|FORMAT=PATH",
+    help=PAGE_OUTPUT_HELP,
 )
 @click.option("--tree-docs", "tree_docs", multiple=True, metavar="PIN[:DIR]", help=TREE_DOCS_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
@@ -306,8 +314,8 @@ def report(
     repo: str | None,
     pins: tuple[str, ...],
     since: str | None,
-    fmt: str,
-    output: Path | None,
+    fmt: str | None,
+    outputs: tuple[str, ...],
     tree_docs: tuple[str, ...],
     config_path: str | None,
 ) -> None:
@@ -320,7 +328,7 @@ def report(
     The exit code is that of `check` on the first pin, so a report can gate CI.
     """
     session = Session.open(config_path, repo, paths)
-    _page(*commands.report(session, paths, pins, fmt, since, tree_docs), output)
+    _finish_page(commands.report(session, paths, pins, since, tree_docs), fmt, outputs, REPORT_FORMATS)
 
 
 @main.command()
@@ -331,13 +339,17 @@ def report(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "html", "markdown"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
+    type=click.Choice(HISTORY_FORMATS),
+    help="Output format, on stdout or in --output FILE (default: text).",
 )
 @click.option(
-    "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write here (atomically) instead of stdout."
+    "--output",
+    "-o",
+    "outputs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="FILE|FORMAT=PATH",
+    help=PAGE_OUTPUT_HELP,
 )
 @click.option("--tree-docs", "tree_docs", multiple=True, metavar="PIN[:DIR]", help=TREE_DOCS_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
@@ -347,8 +359,8 @@ def history(
     from_ref: str,
     to_ref: str,
     repo: str | None,
-    fmt: str,
-    output: Path | None,
+    fmt: str | None,
+    outputs: tuple[str, ...],
     tree_docs: tuple[str, ...],
     config_path: str | None,
 ) -> None:
@@ -368,7 +380,7 @@ def history(
     The exit code is that of `check --pin TO` for citations and claims.
     """
     session = Session.open(config_path, repo, paths)
-    _page(*commands.history(session, paths, from_ref, to_ref, fmt, tree_docs), output)
+    _finish_page(commands.history(session, paths, from_ref, to_ref, tree_docs), fmt, outputs, HISTORY_FORMATS)
 
 
 @main.command()
@@ -384,7 +396,7 @@ def history(
 )
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
 @click.option(
-    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP
+    "--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True, help=FORMAT_HELP
 )
 @click.option("--output", "outputs", multiple=True, metavar="FORMAT=PATH", help=OUTPUT_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
@@ -455,7 +467,7 @@ def bisect(
 @click.option("--write", is_flag=True, help="Make the edits in the file (atomically); without it they are only listed.")
 @click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
 @click.option(
-    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP
+    "--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True, help=FORMAT_HELP
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @handle_errors
@@ -506,7 +518,7 @@ def lsp(repo: str | None, config_path: str | None) -> None:
     help="Warnings fail too (unanchored citations, compiler-style locations, duplicate claims).",
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True, help=FORMAT_HELP
+    "--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True, help=FORMAT_HELP
 )
 @click.option("--output", "outputs", multiple=True, metavar="FORMAT=PATH", help=OUTPUT_HELP)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
