@@ -17,13 +17,13 @@ from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.errors import DshauditError, InputError
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
 from dshaudit.documents.findings import FindingsFile, collect_markdown, load_findings_file, with_citations
-from dshaudit.git.pins import PinResolver
-from dshaudit.git.repository import DshRepository
 from dshaudit.output.pages import Page
 from dshaudit.platform.config import Config, load_config
 
 if TYPE_CHECKING:
     from dshaudit.checking.verify import FileText
+    from dshaudit.git.pins import PinResolver
+    from dshaudit.git.repository import DshRepository
 
 
 class LazyRepository:
@@ -43,10 +43,14 @@ class LazyRepository:
 
     def at_hand(self) -> bool:
         """Whether opening the clone makes no clone (it is open, or found on disk)."""
+        from dshaudit.git.repository import DshRepository
+
         return self._opened is not None or DshRepository.at_hand(self.spec, self.upstream_url)
 
     def __call__(self) -> DshRepository:
         if self._opened is None:
+            from dshaudit.git.repository import DshRepository
+
             self._opened = DshRepository.open(self.spec, self.upstream_url)
         return self._opened
 
@@ -69,6 +73,8 @@ class Session:
     def open(cls, config_path: str | None, repo: str | None, documents: tuple[Path, ...] = ()) -> Session:
         """The session for these documents: their configuration is --config, else
         found by walking up from the first document, else the packaged default."""
+        from dshaudit.git.pins import PinResolver
+
         _provide_facts()
         config = load_config(Path(config_path) if config_path else None, list(documents))
         repository = LazyRepository(repo, config.upstream_url)

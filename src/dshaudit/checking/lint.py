@@ -36,6 +36,7 @@ from dshaudit.documents.findings import (
     split_front_matter,
 )
 from dshaudit.documents.grammar import SEGMENT, code_spans, looks_like_path, path_problem
+from dshaudit.facts.specs import load_specs
 from dshaudit.git.pins import PinResolver
 from dshaudit.platform.config import Config
 
@@ -344,7 +345,10 @@ def _code_span_problems(shown: str, text: str, skip: int) -> list[Diagnostic]:
 # (`git log -S` searches history, which a claim at one pin cannot state: it is left to the prose.)
 _SEARCH_COMMAND_RE = re.compile(r"^\s*(?:git\s+(?:grep|ls-tree|ls-files)|grep|rg|ag)\b|\|\s*(?:grep|wc)\b")
 _SENTENCE_END_RE = re.compile(r"[.!?。](?=\s|$)")
-_NUMBER_WORDS = "nothing|none|no\\s+(?:lines?|hits?|matches|results?|files?)|zero|one|two|three|four|five|six|seven|eight|nine|ten|\\d[\\d,]*"
+_NUMBER_WORDS = (
+    "nothing|none|no\\s+(?:lines?|hits?|matches|results?|files?)"
+    "|zero|one|two|three|four|five|six|seven|eight|nine|ten|\\d[\\d,]*"
+)
 # What it returned: a verb and a count, or a count of lines, files, hits or matches.
 _SEARCH_RESULT_RE = re.compile(
     rf"\b(?:returns?|gives?|yields?|finds?|prints?|lists?|matches|shows?|reports?)\s+(?:only\s+|exactly\s+)?(?:{_NUMBER_WORDS})\b"
@@ -415,9 +419,7 @@ def lint(files: list[Path], config: Config, known_facts: set[str] | None = None)
     """Lint the findings files (already expanded by `collect_markdown`), in order.
     No repository: pins are names and full SHAs of dshaudit.toml only."""
     if known_facts is None:
-        from dshaudit.facts.book import registry
-
-        known_facts = set(registry())
+        known_facts = set(load_specs())
     resolver = PinResolver(config)
     seen: dict[tuple[object, ...], SourceLocation] = {}
     shown_files = []
