@@ -196,7 +196,7 @@ def lsp_keystroke_seconds(
     wall seconds of each keystroke's re-check, CPU seconds of each: on a busy
     machine the wall time also counts what other processes took.)"""
     sys.path.insert(0, str(ROOT / "src"))
-    from dshaudit.documents.findings import split_front_matter
+    from dshaudit.documents.frontmatter import split_front_matter
     from dshaudit.documents.grammar import find_citations
     from dshaudit.lsp.engine import EditorCache, Engine
     from dshaudit.platform import cache

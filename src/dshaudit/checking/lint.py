@@ -23,19 +23,18 @@ from dshaudit.core.diagnostics import Diagnostic, Outcome, Summary, rules_of
 from dshaudit.core.errors import InputError
 from dshaudit.core.model import SourceLocation
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
+from dshaudit.documents.blocks import prose_chunks
 from dshaudit.documents.claims import split_ref
+from dshaudit.documents.codespans import code_spans
 from dshaudit.documents.findings import (
     FindingsFile,
-    FrontMatterError,
     citation_shaped,
     display_path,
     load_findings_file,
     no_citations_message,
-    parse_pin_line,
-    prose_chunks,
-    split_front_matter,
 )
-from dshaudit.documents.grammar import SEGMENT, code_spans, looks_like_path, path_problem
+from dshaudit.documents.frontmatter import FrontMatterError, parse_pin_line, split_front_matter
+from dshaudit.documents.paths import SEGMENT, looks_like_path, path_problem
 from dshaudit.facts.specs import load_specs
 from dshaudit.git.pins import PinResolver
 from dshaudit.platform.config import Config

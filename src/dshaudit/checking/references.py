@@ -66,7 +66,8 @@ from dshaudit.core.model import LineRange, SourceLocation
 from dshaudit.core.references import Reference, ReferenceStatus
 from dshaudit.core.status import Severity
 from dshaudit.documents.claims import CLAIM_SPAN_RE
-from dshaudit.documents.grammar import JOINED_RE, code_spans, find_citations
+from dshaudit.documents.codespans import code_spans
+from dshaudit.documents.grammar import JOINED_RE, find_citations
 from dshaudit.documents.names import (
     CODE,
     DOTTED,
@@ -396,7 +397,7 @@ _CODE_LANGUAGES = frozenset("ts typescript tsx js javascript jsx mjs cjs mts cts
 
 
 def _front_lines(text: str) -> int:
-    from dshaudit.documents.findings import split_front_matter
+    from dshaudit.documents.frontmatter import split_front_matter
 
     try:
         return split_front_matter(text, "")[1]
@@ -406,7 +407,7 @@ def _front_lines(text: str) -> int:
 
 def _prose(text: str) -> Iterator[tuple[int, str]]:
     """(offset in `text`, chunk) for each prose block below the front matter."""
-    from dshaudit.documents.findings import prose_chunks
+    from dshaudit.documents.blocks import prose_chunks
 
     lines = text.split("\n")
     starts = [0]
@@ -488,7 +489,7 @@ def absent_claims(text: str) -> list[tuple[str, int, int]]:
 def defined_in_code_blocks(text: str) -> set[str]:
     """The names declared in the document's fenced TypeScript/JavaScript
     blocks: each declaration's dotted name and its last component."""
-    from dshaudit.documents.findings import prose_chunks
+    from dshaudit.documents.blocks import prose_chunks
     from dshaudit.lang.symbols import build_symbol_table
 
     lines = text.split("\n")
@@ -519,7 +520,7 @@ def introduced(front_matter: dict) -> set[str]:
 
 def document_exemptions(text: str) -> set[str]:
     """Names the document introduces itself: `introduces:` and its code blocks' declarations."""
-    from dshaudit.documents.findings import split_front_matter
+    from dshaudit.documents.frontmatter import split_front_matter
 
     try:
         front = split_front_matter(text, "")[0]

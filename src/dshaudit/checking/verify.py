@@ -29,8 +29,8 @@ from dshaudit.core.model import (
 from dshaudit.core.results import CheckResult
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
 from dshaudit.documents.findings import MARKDOWN_ENDINGS, FindingsFile
-from dshaudit.documents.grammar import path_problem
 from dshaudit.documents.inference import FileView, Inferred, WordIndex, alnum, squash, suspect
+from dshaudit.documents.paths import path_problem
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
@@ -898,7 +898,8 @@ class Coverage(DiagnosticStatus):
 def coverage(files: list[FindingsFile], result: CheckResult, paths: tuple[str, ...]) -> tuple[Diagnostic, ...]:
     """Warnings for what was not checked: a file with citation-shaped text and
     no citation; no citation at all in PATHS the user named."""
-    from dshaudit.documents.findings import citation_shaped, no_citations_message, split_front_matter
+    from dshaudit.documents.findings import citation_shaped, no_citations_message
+    from dshaudit.documents.frontmatter import split_front_matter
 
     def warning(status: Coverage, where: SourceLocation, message: str) -> Diagnostic:
         return Diagnostic(
