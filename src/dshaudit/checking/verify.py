@@ -683,7 +683,7 @@ _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple
 
 def _reference_work(files: list[FindingsFile], resolver: PinResolver, pin_override: str | None) -> list[_Work]:
     """Each document's names and absence claims, at its pin."""
-    from dshaudit.checking.references import absent_claims, document_names
+    from dshaudit.checking.mentions import absent_claims, document_names
     from dshaudit.documents.names import MAX_NAME_CHARS
 
     work: list[_Work] = []
@@ -742,7 +742,8 @@ def _check_references(
     work: list[_Work], resolver: PinResolver, repository: Callable[[], DshRepository]
 ) -> list[tuple[Pin, Reference]]:
     """The names and quoted code of each document, looked up at its pin."""
-    from dshaudit.checking.references import check_references, compare_fragments, document_exemptions
+    from dshaudit.checking.mentions import document_exemptions
+    from dshaudit.checking.references import check_references, compare_fragments
 
     for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
         compare_fragments(
