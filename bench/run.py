@@ -150,7 +150,9 @@ def reference_lookup_seconds(repo: str, cache_dir: Path, runs: int, count: int =
     (names, cold seconds, best warm seconds). Warm starts with nothing in memory and
     the cache on disk, as a new process would; Python's own start-up is not counted."""
     sys.path.insert(0, str(ROOT / "src"))
-    from dshaudit.checking.references import check_references, classify, document_names
+    from dshaudit.checking.mentions import document_names
+    from dshaudit.checking.plans import classify
+    from dshaudit.checking.references import check_references
     from dshaudit.core.model import SourceLocation
     from dshaudit.git.repository import DshRepository
     from dshaudit.index import nameindex
@@ -196,7 +198,7 @@ def lsp_keystroke_seconds(
     wall seconds of each keystroke's re-check, CPU seconds of each: on a busy
     machine the wall time also counts what other processes took.)"""
     sys.path.insert(0, str(ROOT / "src"))
-    from dshaudit.documents.findings import split_front_matter
+    from dshaudit.documents.frontmatter import split_front_matter
     from dshaudit.documents.grammar import find_citations
     from dshaudit.lsp.engine import EditorCache, Engine
     from dshaudit.platform import cache

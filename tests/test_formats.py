@@ -23,7 +23,8 @@ from dshaudit.checking.verify import check_outcome
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.model import Citation, ClaimStatus, LineRange, Pin, SourceLocation, Status, Verdict
 from dshaudit.core.results import CheckResult
-from dshaudit.output.formats import FORMATS, RenderContext, render
+from dshaudit.output.formats import DIAGNOSTIC_FORMATS, FORMATS
+from dshaudit.output.interface import RenderContext
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 WEB = "https://github.com/deepseek-ai/deepseek-harness"
@@ -298,7 +299,7 @@ def test_junit_carries_untrusted_text_intact(audit):
 
 def test_junit_survives_control_characters_and_newlines():
     message = "a\x00b\x1b[0m\nline two \"q\" 'a' <&> \ud800"
-    doc = render("junit", _one_failure(message, file="findings/x.md"), RenderContext(WEB))
+    doc = FORMATS["junit"].render(_one_failure(message, file="findings/x.md"), RenderContext(WEB))
     failure = ET.fromstring(doc).find(".//failure")
     assert failure.get("message") == "a\\x00b\\x1b[0m\nline two \"q\" 'a' <&> \\ud800"
 
@@ -330,7 +331,7 @@ def _one_failure(message: str, file: str) -> Outcome:
 
 def test_github_escapes_data_and_properties(tmp_path):
     message = "100% sure, a:b,\nnext line\rcarriage"
-    out = render("github", _one_failure(message, file="find,ings/a:b.md"), RenderContext(WEB, root=tmp_path))
+    out = FORMATS["github"].render(_one_failure(message, file="find,ings/a:b.md"), RenderContext(WEB, root=tmp_path))
     lines = out.splitlines()
     assert len(lines) == 2  # one ::error and the ::notice: nothing broke out of its line
     assert lines[0] == (
@@ -417,7 +418,7 @@ def test_markdown_escapes_pipes_backticks_and_html(audit, fixture_repo):
 
 
 def test_markdown_message_with_a_newline_stays_in_its_row():
-    out = render("markdown", _one_failure("one | two\nthree `x`", file="f.md"), RenderContext(WEB))
+    out = FORMATS["markdown"].render(_one_failure("one | two\nthree `x`", file="f.md"), RenderContext(WEB))
     (row,) = table_rows(out)
     assert len(row) == 4
     assert unescape_md(row[3]) == "one | two three `x`"
@@ -487,9 +488,9 @@ PARSERS = {
 
 
 def test_every_format_reports_the_same_failures(audit):
-    assert set(PARSERS) == set(FORMATS), "a new format needs a parser here"
+    assert set(PARSERS) == set(DIAGNOSTIC_FORMATS), "a new format needs a parser here"
     expected = sorted(("findings/f.md", line, status) for line, status in EXPECTED_FAILURES)
-    for fmt in sorted(FORMATS):
+    for fmt in DIAGNOSTIC_FORMATS:
         got = PARSERS[fmt](check(fmt).stdout)
         assert sorted(got) == expected, fmt
 
@@ -497,7 +498,7 @@ def test_every_format_reports_the_same_failures(audit):
 def test_every_format_when_everything_holds(workspace):
     write_findings(workspace, f"`{CONTEXT}:14` → `this.fiber`\n- `claim: core.context-builtin-services.count == 5`\n")
     outputs = {}
-    for fmt in sorted(FORMATS):
+    for fmt in DIAGNOSTIC_FORMATS:
         run = run_cli("check", "--format", fmt)
         assert run.exit_code == 0, (fmt, run.stdout)
         assert PARSERS[fmt](run.stdout) == [], fmt
@@ -514,7 +515,7 @@ def test_every_format_when_everything_holds(workspace):
 
 def test_check_help_lists_every_format():
     out = run_cli("check", "--help").stdout
-    for fmt in FORMATS:
+    for fmt in DIAGNOSTIC_FORMATS:
         assert fmt in out
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dshaudit.core.model import LineRange
-from dshaudit.documents.findings import citations_in_markdown
 from dshaudit.documents.grammar import find_citations
+from dshaudit.documents.markdown import citations_in_markdown
 
 
 def one(text: str):

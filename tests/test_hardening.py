@@ -22,7 +22,7 @@ from conftest import run_cli, write_findings
 from dshaudit.core.errors import InputError
 from dshaudit.core.model import SourceLocation
 from dshaudit.documents.claims import parse_claim
-from dshaudit.documents.findings import split_front_matter
+from dshaudit.documents.frontmatter import split_front_matter
 from dshaudit.documents.grammar import find_citations
 from fixture_repo import _commit, _write, git, write_config
 

@@ -274,6 +274,18 @@ def test_markdown_has_the_table_and_report_since_has_the_section(work, tmp_path)
     assert "0 first-parent commits" in run_cli("report", "--since", "old").stdout
 
 
+def test_output_format_to_path_writes_each_format_of_one_run(work, tmp_path):
+    walk = ("history", "--from", "old", "--to", "new")
+    run = run_cli(*walk, "--output", f"json={tmp_path / 'h.json'}", "--output", f"html={tmp_path / 'h.html'}")
+    assert run.exit_code == 1 and run.stdout == ""
+    assert (tmp_path / "h.json").read_text() == run_cli(*walk, "--format", "json").stdout
+    assert (tmp_path / "h.html").read_text() == run_cli(*walk, "--format", "html").stdout
+    # With --format, stdout keeps it: the terminal reads text while a file gets Markdown.
+    run = run_cli(*walk, "--format", "text", "--output", f"markdown={tmp_path / 'h.md'}")
+    assert run.stdout == run_cli(*walk).stdout and run.stdout.startswith("history from old")
+    assert (tmp_path / "h.md").read_text() == run_cli(*walk, "--format", "markdown").stdout
+
+
 def test_bad_input_is_one_line(work):
     run = run_cli("history", "--from", "new", "--to", "old")
     assert run.exit_code == 2 and "is not an ancestor of" in run.stderr and "--from before --to" in run.stderr

@@ -11,14 +11,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dshaudit.checking.references import (
-    absent_claims,
-    check_references,
-    classify,
-    defined_in_code_blocks,
-    document_exemptions,
-    document_names,
-)
+from dshaudit.checking.mentions import absent_claims, defined_in_code_blocks, document_exemptions, document_names
+from dshaudit.checking.plans import classify
+from dshaudit.checking.references import check_references
 from dshaudit.core.model import LineRange, Pin, SourceLocation
 from dshaudit.core.references import Reference, ReferenceStatus
 from dshaudit.documents.names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name

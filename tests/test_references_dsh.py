@@ -7,13 +7,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO_ROOT
-from dshaudit.checking.references import (
-    absent_claims,
-    check_references,
-    document_exemptions,
-    document_names,
-    prefetch_references,
-)
+from dshaudit.checking.mentions import absent_claims, document_exemptions, document_names
+from dshaudit.checking.references import check_references, prefetch_references
 from dshaudit.core.model import LineRange, SourceLocation
 from dshaudit.core.references import ReferenceStatus
 from dshaudit.documents.findings import collect_markdown

@@ -140,3 +140,27 @@ def test_a_foreign_document_shows_its_phantom_names(workspace):
     html = run_cli("report", "--format", "html").stdout
     assert 'id="phantoms"' in html and "<code>AgentRegistry.setFactoryX</code>" in html
     assert "defaults.maxDepth" not in md.stdout.split("## Names that DSH does not hold")[1]
+
+
+def test_output_format_to_path_writes_each_page_of_one_run(workspace):
+    write_findings(workspace, HOSTILE)
+    run = run_cli("report", "--output", "html=r.html", "-o", "markdown=r.md", "--output", "json=r.json")
+    assert run.exit_code == 1 and run.stdout == ""  # files asked for and no --format: nothing on stdout
+    for fmt, name in (("html", "r.html"), ("markdown", "r.md"), ("json", "r.json")):
+        assert (workspace / name).read_text() == run_cli("report", "--format", fmt).stdout, fmt
+    # --format still prints, and a FILE still takes --format, as before FORMAT=PATH existed.
+    run = run_cli("report", "--format", "markdown", "--output", "html=again.html")
+    assert run.stdout == (workspace / "r.md").read_text()
+    assert (workspace / "again.html").read_text() == (workspace / "r.html").read_text()
+    run = run_cli("report", "--format", "json", "--output", "plain=name.json")
+    assert run.stdout == "" and (workspace / "plain=name.json").read_text() == (workspace / "r.json").read_text()
+
+
+def test_output_format_to_path_is_all_or_none_and_checked(workspace):
+    write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n")
+    run = run_cli("report", "--output", "html=r.html", "--output", "markdown=no/such/folder/r.md")
+    assert run.exit_code == 2 and run.stderr.startswith("dshaudit: no/such/folder/r.md: cannot write")
+    assert not (workspace / "r.html").exists()
+    run = run_cli("report", "--output", "sarif=r.sarif")
+    assert run.exit_code == 2 and "unknown format 'sarif' (one of html, markdown, json)" in run.stderr
+    assert not (workspace / "r.sarif").exists() and not (workspace / "sarif=r.sarif").exists()

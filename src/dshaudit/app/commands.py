@@ -17,12 +17,13 @@ from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.errors import DshauditError, InputError
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
 from dshaudit.documents.findings import FindingsFile, collect_markdown, load_findings_file, with_citations
-from dshaudit.git.pins import PinResolver
-from dshaudit.git.repository import DshRepository
+from dshaudit.output.pages import Page
 from dshaudit.platform.config import Config, load_config
 
 if TYPE_CHECKING:
     from dshaudit.checking.verify import FileText
+    from dshaudit.git.pins import PinResolver
+    from dshaudit.git.repository import DshRepository
 
 
 class LazyRepository:
@@ -42,10 +43,14 @@ class LazyRepository:
 
     def at_hand(self) -> bool:
         """Whether opening the clone makes no clone (it is open, or found on disk)."""
+        from dshaudit.git.repository import DshRepository
+
         return self._opened is not None or DshRepository.at_hand(self.spec, self.upstream_url)
 
     def __call__(self) -> DshRepository:
         if self._opened is None:
+            from dshaudit.git.repository import DshRepository
+
             self._opened = DshRepository.open(self.spec, self.upstream_url)
         return self._opened
 
@@ -68,6 +73,8 @@ class Session:
     def open(cls, config_path: str | None, repo: str | None, documents: tuple[Path, ...] = ()) -> Session:
         """The session for these documents: their configuration is --config, else
         found by walking up from the first document, else the packaged default."""
+        from dshaudit.git.pins import PinResolver
+
         _provide_facts()
         config = load_config(Path(config_path) if config_path else None, list(documents))
         repository = LazyRepository(repo, config.upstream_url)
@@ -313,7 +320,8 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
         write_all_atomically(texts, unchanged)
         if outcome.failing:
             ui.note(
-                f"wrote the files; {len(outcome.failing)} citations need a person (ambiguous or lost, left as they were)"
+                f"wrote the files; {len(outcome.failing)} citations need a person "
+                "(ambiguous or lost, left as they were)"
             )
     return outcome
 
@@ -347,11 +355,11 @@ def bisect(session: Session, target: str, good: str, bad: str, anchors: tuple[st
 
 
 def history(
-    session: Session, paths: tuple[Path, ...], from_ref: str, to_ref: str, fmt: str, tree_docs: tuple[str, ...] = ()
-) -> tuple[str, int]:
-    """What each first-parent commit from FROM to TO did to the findings, and
-    the exit code of `check --pin TO` for its citations and claims."""
-    from dshaudit.app.report import render_history
+    session: Session, paths: tuple[Path, ...], from_ref: str, to_ref: str, tree_docs: tuple[str, ...] = ()
+) -> Page:
+    """What each first-parent commit from FROM to TO did to the findings, as a
+    page whose exit code is that of `check --pin TO` for its citations and claims."""
+    from dshaudit.app.upstream import history_model
     from dshaudit.moves.history import history as run_history
 
     files = session.documents(paths, tree_docs)
@@ -362,21 +370,26 @@ def history(
         session.pins.require(from_ref, "--from"),
         session.pins.require(to_ref, "--to"),
     )
-    return render_history(result, session.config.web_url, fmt), 1 if result.failing else 0
+    return Page(
+        "history",
+        head=result.as_dict(),
+        lines=result.lines(),
+        model_of=partial(history_model, result, session.config.web_url),
+        exit_override=1 if result.failing else 0,
+    )
 
 
 def report(
     session: Session,
     paths: tuple[Path, ...],
     pins: tuple[str, ...],
-    fmt: str,
     since: str | None = None,
     tree_docs: tuple[str, ...] = (),
-) -> tuple[str, int]:
-    """The report's text and the exit code of `check` at its first pin. With
-    `since`, the upstream changes from that pin to the report's (the first
+) -> Page:
+    """The report, as a page whose exit code is that of `check` at its first pin.
+    With `since`, the upstream changes from that pin to the report's (the first
     --pin, else the one pin the files name) are a section of it."""
-    from dshaudit.app.report import PinRun, build_report, render_report
+    from dshaudit.app.report import PinRun, build_report
     from dshaudit.checking.verify import Verifier
     from dshaudit.checking.verify import check as run_check
     from dshaudit.facts.book import FactBook
@@ -410,8 +423,8 @@ def report(
     def reader(pin: Pin, path: str) -> FileText | None:
         return verifier.text(session.repository().snapshot(pin.sha, pin.name), path)
 
-    text = render_report(build_report(session.config, files, runs, reader, changes), fmt)
-    return text, 0 if runs[0].result.ok else 1
+    model = build_report(session.config, files, runs, reader, changes)
+    return Page("report", head=model, model_of=lambda: model, exit_override=0 if runs[0].result.ok else 1)
 
 
 def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcome:

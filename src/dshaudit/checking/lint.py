@@ -23,19 +23,19 @@ from dshaudit.core.diagnostics import Diagnostic, Outcome, Summary, rules_of
 from dshaudit.core.errors import InputError
 from dshaudit.core.model import SourceLocation
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
+from dshaudit.documents.blocks import prose_chunks
 from dshaudit.documents.claims import split_ref
+from dshaudit.documents.codespans import code_spans
 from dshaudit.documents.findings import (
     FindingsFile,
-    FrontMatterError,
     citation_shaped,
     display_path,
     load_findings_file,
     no_citations_message,
-    parse_pin_line,
-    prose_chunks,
-    split_front_matter,
 )
-from dshaudit.documents.grammar import SEGMENT, code_spans, looks_like_path, path_problem
+from dshaudit.documents.frontmatter import FrontMatterError, parse_pin_line, split_front_matter
+from dshaudit.documents.paths import SEGMENT, looks_like_path, path_problem
+from dshaudit.facts.specs import load_specs
 from dshaudit.git.pins import PinResolver
 from dshaudit.platform.config import Config
 
@@ -344,7 +344,10 @@ def _code_span_problems(shown: str, text: str, skip: int) -> list[Diagnostic]:
 # (`git log -S` searches history, which a claim at one pin cannot state: it is left to the prose.)
 _SEARCH_COMMAND_RE = re.compile(r"^\s*(?:git\s+(?:grep|ls-tree|ls-files)|grep|rg|ag)\b|\|\s*(?:grep|wc)\b")
 _SENTENCE_END_RE = re.compile(r"[.!?。](?=\s|$)")
-_NUMBER_WORDS = "nothing|none|no\\s+(?:lines?|hits?|matches|results?|files?)|zero|one|two|three|four|five|six|seven|eight|nine|ten|\\d[\\d,]*"
+_NUMBER_WORDS = (
+    "nothing|none|no\\s+(?:lines?|hits?|matches|results?|files?)"
+    "|zero|one|two|three|four|five|six|seven|eight|nine|ten|\\d[\\d,]*"
+)
 # What it returned: a verb and a count, or a count of lines, files, hits or matches.
 _SEARCH_RESULT_RE = re.compile(
     rf"\b(?:returns?|gives?|yields?|finds?|prints?|lists?|matches|shows?|reports?)\s+(?:only\s+|exactly\s+)?(?:{_NUMBER_WORDS})\b"
@@ -415,9 +418,7 @@ def lint(files: list[Path], config: Config, known_facts: set[str] | None = None)
     """Lint the findings files (already expanded by `collect_markdown`), in order.
     No repository: pins are names and full SHAs of dshaudit.toml only."""
     if known_facts is None:
-        from dshaudit.facts.book import registry
-
-        known_facts = set(registry())
+        known_facts = set(load_specs())
     resolver = PinResolver(config)
     seen: dict[tuple[object, ...], SourceLocation] = {}
     shown_files = []

@@ -1,6 +1,7 @@
 """Names and quoted code in a document, checked at its pin.
 
-A document about DSH names code in its prose (`names.py` finds the candidates).
+A document about DSH names code in its prose (`names.py` finds the candidates,
+`mentions.py` reads them from a document, `plans.py` says how each is checked).
 `check_references` looks each one up in the tree at the pin:
 
 - an **identifier** (`AgentFactory`, `persist_session`, a backticked `mount`):
@@ -54,121 +55,20 @@ never reported as a phantom.
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from itertools import accumulate
+from bisect import bisect_left
 from typing import TYPE_CHECKING
 
-from dshaudit.core.errors import InputError
+from dshaudit.checking.plans import Plan, classify
 from dshaudit.core.model import LineRange, SourceLocation
 from dshaudit.core.references import Reference, ReferenceStatus
-from dshaudit.core.status import Severity
-from dshaudit.documents.claims import CLAIM_SPAN_RE
-from dshaudit.documents.grammar import JOINED_RE, code_spans, find_citations
-from dshaudit.documents.names import (
-    CODE,
-    DOTTED,
-    IDENTIFIER,
-    PACKAGE,
-    PATH,
-    STRING,
-    Name,
-    code_names,
-    is_file_name,
-    is_identifier_like,
-)
+from dshaudit.documents.names import PATH, Name
 from dshaudit.index.namehistory import HistoryAnswer
 from dshaudit.index.nameindex import index_for
 from dshaudit.index.quoted import FragmentVerdict, cached, evaluate_all
 from dshaudit.index.words import any_case
-from dshaudit.lang.fragments import Fragment, parse_fragment
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
-
-E, N = Severity.ERROR, Severity.NONE
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How one name is checked: the names that must all occur, or a fragment."""
-
-    kind: str
-    lookups: tuple[str, ...] = ()
-    fragment: Fragment | None = None
-    folder: str | None = None  # a path's: the folder it may be relative to
-
-
-_IDENT_RE = re.compile(r"[A-Za-z_$][\w$]*")
-_DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
-_PACKAGE_RE = re.compile(r"(@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*)(?:@\d[\w.+-]*)?")
-_QUOTED_RE = re.compile(r"""'([^'\\\n]+)'|"([^"\\\n]+)\"""")
-_KEBAB_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
-# A path of the tree: folders and a file (or a folder with its `/`); no glob, no `.` or `..` part.
-_PATH_RE = re.compile(r"(?!\.{1,2}/)[\w@-][\w.@-]*(?:/(?!\.{1,2}(?:/|$))[\w.@-]+)+/?")
-_FILES_CLAIM_RE = re.compile(r"\bfiles\(([^)`]*)\)")
-_NOT_NAMES = ("absent:", "claim:", "prior:", "quoted:")
-MAX_STRING_CHARS = 80
-
-
-def classify(name: Name) -> Plan | None:
-    """How a name from `names.code_names` is checked; None when it is not (module docstring)."""
-    text = name.text.strip()
-    if name.kind == IDENTIFIER:
-        return Plan(IDENTIFIER, (text,))
-    if name.kind == DOTTED:
-        return _dotted(text)
-    if name.kind == PACKAGE:
-        return _package(text)
-    if name.kind == STRING:
-        return Plan(STRING, (text,)) if _code_like(text) else None
-    if name.kind == CODE:
-        return _code(text, name)
-    return None
-
-
-def _dotted(text: str) -> Plan | None:
-    return None if is_file_name(text) else Plan(DOTTED, tuple(dict.fromkeys(text.split("."))))
-
-
-def _package(text: str) -> Plan | None:
-    m = _PACKAGE_RE.fullmatch(text)
-    return Plan(PACKAGE, (m.group(1),)) if m else None
-
-
-def _code_like(text: str) -> bool:
-    """A string in running prose that reads as code, not as a quotation."""
-    if not text or any(c.isspace() for c in text) or "\\" in text or not any(c.isalpha() for c in text):
-        return False
-    return any(c in "/_.:@$" for c in text) or is_identifier_like(text)
-
-
-def _code(text: str, name: Name) -> Plan | None:
-    if text.startswith(_NOT_NAMES):
-        return None
-    bare = re.sub(r"(?:\(\)|\[\])$", "", text)
-    if _IDENT_RE.fullmatch(bare):
-        return Plan(IDENTIFIER, (bare,))
-    if _DOTTED_RE.fullmatch(bare):
-        return _dotted(bare)
-    if _PACKAGE_RE.fullmatch(text):
-        return _package(text)
-    if _PATH_RE.fullmatch(text):
-        return Plan(PATH, (text.rstrip("/"),), folder=name.folder)
-    if _KEBAB_RE.fullmatch(text):
-        return Plan(STRING, (text,))  # `dsh-compaction-basic`: a plugin, package or event name
-    m = _QUOTED_RE.fullmatch(text)
-    if m:
-        inner = m.group(1) if m.group(1) is not None else m.group(2)
-        ok = inner.strip() == inner and len(inner) <= MAX_STRING_CHARS
-        return Plan(STRING, (inner,)) if ok else None
-    fragment = parse_fragment(text)
-    return Plan("fragment", fragment=fragment) if fragment is not None else None
-
-
-# -- checking ----------------------------------------------------------------------
 
 
 def _plans(items: list[tuple[Name, SourceLocation]]) -> list[tuple[Name, SourceLocation, Plan]]:
@@ -389,149 +289,3 @@ def _phantom(name: str, at: str, answer: HistoryAnswer | None, searched: bool) -
     if answer.reached_root:
         return ReferenceStatus.PHANTOM, f"{head}, nor in any of the {answer.commits} first-parent commits up to it"
     return ReferenceStatus.PHANTOM, f"{head}, nor in the {answer.commits} first-parent commits up to it (git log -S)"
-
-
-# -- reading a document --------------------------------------------------------------
-
-# Possessive: a span that never closes fails at once, not after trying every split of its spaces.
-ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*+([^`\s][^`\n]*+)`(?!`)")
-_CODE_LANGUAGES = frozenset("ts typescript tsx js javascript jsx mjs cjs mts cts".split())
-
-
-def _front_lines(text: str) -> int:
-    from dshaudit.documents.findings import split_front_matter
-
-    try:
-        return split_front_matter(text, "")[1]
-    except InputError:
-        return 0
-
-
-def _prose(text: str) -> Iterator[tuple[int, str]]:
-    """(offset in `text`, chunk) for each prose block below the front matter."""
-    from dshaudit.documents.findings import prose_chunks
-
-    lines = text.split("\n")
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-    chunks, _ = prose_chunks(text, _front_lines(text))
-    for a, b in chunks:
-        yield starts[a], "\n".join(lines[a:b])
-
-
-def _locator(text: str) -> Callable[[int], tuple[int, int]]:
-    """1-based line and column of an offset in `text`, by a search in its line starts
-    (counting newlines from the top for each name is quadratic in a long document)."""
-    starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
-
-    def line_column(offset: int) -> tuple[int, int]:
-        line = bisect_right(starts, offset)
-        return line, offset - starts[line - 1] + 1
-
-    return line_column
-
-
-def _citation_extents(chunk: str) -> list[tuple[int, int]]:
-    """Each citation with the code span around it and the anchors after it."""
-    spans = code_spans(chunk)
-    content_starts = [c_start for _, c_start, _, _ in spans]
-    out = []
-    for raw in find_citations(chunk):
-        start, after = raw.start, raw.end
-        k = bisect_right(content_starts, raw.start) - 1  # the one code span that can hold it
-        if k >= 0:
-            s_start, c_start, c_end, s_end = spans[k]
-            if c_start <= raw.start and raw.end <= c_end:
-                start, after = s_start, s_end
-        out.append((start, max(after, raw.anchors_end)))
-    return out
-
-
-def document_names(text: str) -> list[tuple[Name, int, int]]:
-    """The code-like names in a Markdown document's prose, with their 1-based
-    line and column; offsets in each Name are offsets in `text`. Citations
-    and their anchors, claims and absence claims are not names."""
-    out = []
-    locate = _locator(text)
-    for offset, chunk in _prose(text):
-        skip = _citation_extents(chunk)
-        skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
-        skip += [(m.start(), m.end()) for m in ABSENT_SPAN_RE.finditer(chunk)]
-        found = code_names(chunk, skip)
-        for i, n in enumerate(found):
-            line, column = locate(offset + n.start)
-            folder = _folder_before(chunk, found[i - 1], n) if i else None
-            out.append((Name(n.text, n.kind, offset + n.start, offset + n.end, folder), line, column))
-    return out
-
-
-def _folder_before(chunk: str, before: Name, name: Name) -> str | None:
-    """The folder of the path written just before `name`, when `name` is a relative path joined to it."""
-    if before.kind != CODE or name.kind != CODE or "/" not in before.text or not _PATH_RE.fullmatch(name.text):
-        return None
-    if name.text.split("/", 1)[0] == before.text.split("/", 1)[0] or not JOINED_RE.fullmatch(
-        chunk[before.end : name.start]
-    ):
-        return None
-    return before.text.rstrip("/").rsplit("/", 1)[0]
-
-
-def absent_claims(text: str) -> list[tuple[str, int, int]]:
-    """Each `` `absent: NAME` `` in the document's prose: the name, 1-based line and column."""
-    out = []
-    locate = _locator(text)
-    for offset, chunk in _prose(text):
-        for m in ABSENT_SPAN_RE.finditer(chunk):
-            line, column = locate(offset + m.start())
-            out.append((m.group(1).rstrip(" \t"), line, column))
-    return out
-
-
-def defined_in_code_blocks(text: str) -> set[str]:
-    """The names declared in the document's fenced TypeScript/JavaScript
-    blocks: each declaration's dotted name and its last component."""
-    from dshaudit.documents.findings import prose_chunks
-    from dshaudit.lang.symbols import build_symbol_table
-
-    lines = text.split("\n")
-    _, fences = prose_chunks(text, _front_lines(text))
-    names: set[str] = set()
-    for a, b in fences:
-        info = lines[a].strip().lstrip("`~").strip().split()
-        if not info or info[0].lower() not in _CODE_LANGUAGES:
-            continue
-        close = b - 1 if b - 1 > a and lines[b - 1].strip().startswith(("```", "~~~")) else b
-        body = "\n".join(lines[a + 1 : close]).encode("utf-8")
-        suffix = ".tsx" if info[0].lower() in ("tsx", "jsx") else ".ts"
-        for dotted in build_symbol_table(f"block{suffix}", body).spans:
-            names.add(dotted)
-            names.add(dotted.rsplit(".", 1)[-1])
-    return names
-
-
-def introduced(front_matter: dict) -> set[str]:
-    """The names front matter `introduces:` (a name or a list of names)."""
-    value = front_matter.get("introduces")
-    if isinstance(value, str):
-        return {value}
-    if isinstance(value, list):
-        return {str(v) for v in value if isinstance(v, (str, int))}
-    return set()
-
-
-def document_exemptions(text: str) -> set[str]:
-    """Names the document introduces itself: `introduces:` and its code blocks' declarations."""
-    from dshaudit.documents.findings import split_front_matter
-
-    try:
-        front = split_front_matter(text, "")[0]
-    except InputError:
-        front = {}
-    return introduced(front) | defined_in_code_blocks(text) | counted_paths(text)
-
-
-def counted_paths(text: str) -> set[str]:
-    """The paths the document's `files('...')` claims count: those claims check them
-    (`files('packages/ui/').count == 0` says the folder is gone)."""
-    return {q.rstrip("/") for m in _FILES_CLAIM_RE.finditer(text) for q in re.findall(r"'([^']*)'", m.group(1))}

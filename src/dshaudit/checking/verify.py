@@ -29,8 +29,8 @@ from dshaudit.core.model import (
 from dshaudit.core.results import CheckResult
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
 from dshaudit.documents.findings import MARKDOWN_ENDINGS, FindingsFile
-from dshaudit.documents.grammar import path_problem
 from dshaudit.documents.inference import FileView, Inferred, WordIndex, alnum, squash, suspect
+from dshaudit.documents.paths import path_problem
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
@@ -683,7 +683,7 @@ _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple
 
 def _reference_work(files: list[FindingsFile], resolver: PinResolver, pin_override: str | None) -> list[_Work]:
     """Each document's names and absence claims, at its pin."""
-    from dshaudit.checking.references import absent_claims, document_names
+    from dshaudit.checking.mentions import absent_claims, document_names
     from dshaudit.documents.names import MAX_NAME_CHARS
 
     work: list[_Work] = []
@@ -742,7 +742,8 @@ def _check_references(
     work: list[_Work], resolver: PinResolver, repository: Callable[[], DshRepository]
 ) -> list[tuple[Pin, Reference]]:
     """The names and quoted code of each document, looked up at its pin."""
-    from dshaudit.checking.references import check_references, compare_fragments, document_exemptions
+    from dshaudit.checking.mentions import document_exemptions
+    from dshaudit.checking.references import check_references, compare_fragments
 
     for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
         compare_fragments(
@@ -898,7 +899,8 @@ class Coverage(DiagnosticStatus):
 def coverage(files: list[FindingsFile], result: CheckResult, paths: tuple[str, ...]) -> tuple[Diagnostic, ...]:
     """Warnings for what was not checked: a file with citation-shaped text and
     no citation; no citation at all in PATHS the user named."""
-    from dshaudit.documents.findings import citation_shaped, no_citations_message, split_front_matter
+    from dshaudit.documents.findings import citation_shaped, no_citations_message
+    from dshaudit.documents.frontmatter import split_front_matter
 
     def warning(status: Coverage, where: SourceLocation, message: str) -> Diagnostic:
         return Diagnostic(

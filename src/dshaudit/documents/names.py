@@ -17,7 +17,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dshaudit.documents.grammar import code_spans
+from dshaudit.documents.codespans import code_spans
 
 # Kinds, strongest first: a backticked span is the author saying "this is code".
 CODE = "code"

@@ -107,7 +107,16 @@ def _code_digest() -> str:
     return digest(
         *(
             here.joinpath(name).read_bytes()
-            for name in ("specs.py", "engine.py", "reducers.py", "perfile.py", "book.py")
+            for name in (
+                "specs.py",
+                "engine.py",
+                "reducing.py",
+                "syntax_reducers.py",
+                "tree_reducers.py",
+                "reducers.py",
+                "perfile.py",
+                "book.py",
+            )
         ),
         *(
             top.joinpath(*name.split("/")).read_bytes()

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from dshaudit.core.errors import InputError
 from dshaudit.core.model import SHA_RE, Pin
-from dshaudit.git.repository import DshRepository
 from dshaudit.platform.config import Config
+
+if TYPE_CHECKING:
+    from dshaudit.git.repository import DshRepository
 
 # What a tag name may look like before it is given to git at all.
 _TAG_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")

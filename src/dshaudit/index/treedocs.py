@@ -20,13 +20,9 @@ from typing import TYPE_CHECKING
 from dshaudit.core.errors import InputError
 from dshaudit.core.model import Citation, Pin
 from dshaudit.documents import searches
-from dshaudit.documents.findings import (
-    MARKDOWN_ENDINGS,
-    FindingsFile,
-    FrontMatterError,
-    citations_in_markdown,
-    split_front_matter,
-)
+from dshaudit.documents.findings import MARKDOWN_ENDINGS, FindingsFile
+from dshaudit.documents.frontmatter import FrontMatterError, split_front_matter
+from dshaudit.documents.markdown import citations_in_markdown
 from dshaudit.git import pathspec
 from dshaudit.git.snapshot import Snapshot
 

@@ -33,8 +33,9 @@ from dshaudit.core.errors import DshauditError, RepoError
 from dshaudit.core.model import SHA_RE, Citation, Claim, ClaimVerdict, Pin, Verdict
 from dshaudit.core.results import CheckResult
 from dshaudit.core.status import Severity
+from dshaudit.documents.blocks import BLOCKS_SHARD
 from dshaudit.documents.claims import CLAIM_SPAN_RE
-from dshaudit.documents.findings import BLOCKS_SHARD, FindingsFile, parse_findings
+from dshaudit.documents.findings import FindingsFile, parse_findings
 from dshaudit.facts.book import FactBook
 from dshaudit.git.pins import PinResolver
 from dshaudit.platform import cache

@@ -20,7 +20,8 @@ from dshaudit.core.errors import InputError
 from dshaudit.core.model import Citation, ClaimVerdict, LineRange, Pin, format_lines
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
 from dshaudit.documents.claims import show as show_value
-from dshaudit.documents.findings import FindingsFile, join_raw_lines, parse_pin_line, raw_lines
+from dshaudit.documents.findings import FindingsFile, join_raw_lines, raw_lines
+from dshaudit.documents.frontmatter import parse_pin_line
 from dshaudit.documents.inference import squash
 from dshaudit.git.diff import Diff
 from dshaudit.git.linemap import Hunk, LineMapper, parse_hunks

@@ -17,8 +17,11 @@ from typing import Any
 
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.status import Severity
-from dshaudit.output.formats import RenderContext
+from dshaudit.output.interface import RenderContext
 from dshaudit.platform.textsafe import terminal_safe
+
+NEEDS_REPOSITORY = True
+RENDERS_DIAGNOSTICS = True
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice", Severity.NONE: "notice"}
 

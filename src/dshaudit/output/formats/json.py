@@ -8,6 +8,10 @@ import json
 from typing import Any
 
 from dshaudit.core.diagnostics import Outcome
+from dshaudit.output.interface import RenderContext
+
+NEEDS_REPOSITORY = False
+RENDERS_DIAGNOSTICS = True
 
 
 def dumps(doc: object) -> str:
@@ -24,5 +28,5 @@ def document(outcome: Outcome) -> dict[str, Any]:
     return doc
 
 
-def render(outcome: Outcome, context: Any) -> str:
+def render(outcome: Outcome, context: RenderContext) -> str:
     return dumps(document(outcome))

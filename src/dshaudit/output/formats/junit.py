@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from typing import Any
 
 from dshaudit.core.diagnostics import Diagnostic, Outcome
+from dshaudit.output.interface import RenderContext
+
+NEEDS_REPOSITORY = False
+RENDERS_DIAGNOSTICS = True
 
 # Everything outside XML 1.0's Char production (tab, LF and CR are allowed).
 _NOT_XML_RE = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -26,7 +29,7 @@ _NOT_XML_RE = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010fff
 
 def xml_safe(text: str) -> str:
     return _NOT_XML_RE.sub(
-        lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()), text
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
     )
 
 
@@ -50,7 +53,7 @@ def _testcase(parent: ET.Element, e: Diagnostic, strict: bool, shown: bool) -> N
         ET.SubElement(case, "system-out").text = xml_safe("\n".join(lines))
 
 
-def render(outcome: Outcome, context: Any) -> str:
+def render(outcome: Outcome, context: RenderContext) -> str:
     items = outcome.diagnostics
     shown = {id(d) for d in outcome.shown}
     by_file: dict[str, list[Diagnostic]] = {file: [] for file in outcome.files}

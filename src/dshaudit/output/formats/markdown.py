@@ -12,11 +12,15 @@ list is in every other format.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.status import Severity
+from dshaudit.output.interface import RenderContext
+from dshaudit.output.pages import Page, render_page
 from dshaudit.platform.textsafe import markdown_text, terminal_safe
+
+NEEDS_REPOSITORY = False
+RENDERS_DIAGNOSTICS = True
 
 MAX_ROWS = 500
 MAX_CELL = 400
@@ -26,7 +30,9 @@ def cell(text: str, limit: int = MAX_CELL) -> str:
     return markdown_text(text, limit)
 
 
-def render(outcome: Outcome, context: Any) -> str:
+def render(outcome: Outcome, context: RenderContext) -> str:
+    if isinstance(outcome, Page):
+        return render_page(outcome, "markdown")
     out = [f"## dshaudit {outcome.command}", ""]
     if outcome.lines is not None:
         fence = "`" * max([3, *(len(run) + 1 for line in outcome.lines for run in re.findall(r"`+", line))])

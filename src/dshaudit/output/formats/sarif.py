@@ -20,24 +20,29 @@ from __future__ import annotations
 
 import hashlib
 import json
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from dshaudit.core.diagnostics import Diagnostic, Outcome
 from dshaudit.core.status import DiagnosticStatus, Severity
-from dshaudit.git.auditrepo import AuditRepository, clean_remote_url
-from dshaudit.output.formats import RenderContext
 from dshaudit.output.formats.json import dumps
+from dshaudit.output.interface import RenderContext
+
+if TYPE_CHECKING:
+    from dshaudit.git.auditrepo import AuditRepository
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "dshauditFinding/v1"
 SRCROOT = "%SRCROOT%"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note", Severity.NONE: "none"}
+NEEDS_REPOSITORY = True
+RENDERS_DIAGNOSTICS = True
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("dshaudit")
     except PackageNotFoundError:  # running from a source tree that was never installed
@@ -139,6 +144,8 @@ def _provenance(items: tuple[Diagnostic, ...], web_url: str, repo: AuditReposito
     out: list[dict[str, Any]] = []
     if repo is None or not repo.uri:
         return out
+    from dshaudit.git.auditrepo import clean_remote_url  # loaded already: it found `repo`
+
     audit: dict[str, Any] = {"repositoryUri": repo.uri}
     if repo.revision:
         audit["revisionId"] = repo.revision

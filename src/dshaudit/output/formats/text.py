@@ -3,13 +3,15 @@ style (`findings/x.md:LINE:COL: target: status: message`), then the summary."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from dshaudit.core.diagnostics import Outcome
+from dshaudit.output.interface import RenderContext
 from dshaudit.platform.textsafe import terminal_safe
 
+NEEDS_REPOSITORY = False
+RENDERS_DIAGNOSTICS = True
 
-def render(outcome: Outcome, context: Any) -> str:
+
+def render(outcome: Outcome, context: RenderContext) -> str:
     if outcome.lines is not None:
         out = [terminal_safe(line) for line in outcome.lines]
     else:

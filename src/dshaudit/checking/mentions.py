@@ -1,0 +1,155 @@
+"""What a document mentions, read from its prose: the code-like names to
+check at its pin, its absence claims (`` `absent: NAME` ``), and the names it
+introduces itself, which are exempt."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from itertools import accumulate
+
+from dshaudit.checking.plans import PATH_RE
+from dshaudit.core.errors import InputError
+from dshaudit.documents.blocks import prose_chunks
+from dshaudit.documents.claims import CLAIM_SPAN_RE
+from dshaudit.documents.codespans import code_spans
+from dshaudit.documents.frontmatter import split_front_matter
+from dshaudit.documents.grammar import JOINED_RE, find_citations
+from dshaudit.documents.names import CODE, Name, code_names
+
+_FILES_CLAIM_RE = re.compile(r"\bfiles\(([^)`]*)\)")
+ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*+([^`\s][^`\n]*+)`(?!`)")
+_CODE_LANGUAGES = frozenset("ts typescript tsx js javascript jsx mjs cjs mts cts".split())
+
+
+def _front_lines(text: str) -> int:
+    try:
+        return split_front_matter(text, "")[1]
+    except InputError:
+        return 0
+
+
+def _prose(text: str) -> Iterator[tuple[int, str]]:
+    """(offset in `text`, chunk) for each prose block below the front matter."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    chunks, _ = prose_chunks(text, _front_lines(text))
+    for a, b in chunks:
+        yield starts[a], "\n".join(lines[a:b])
+
+
+def _locator(text: str) -> Callable[[int], tuple[int, int]]:
+    """1-based line and column of an offset in `text`, by a search in its line starts
+    (counting newlines from the top for each name is quadratic in a long document)."""
+    starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
+
+    def line_column(offset: int) -> tuple[int, int]:
+        line = bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    return line_column
+
+
+def _citation_extents(chunk: str) -> list[tuple[int, int]]:
+    """Each citation with the code span around it and the anchors after it."""
+    spans = code_spans(chunk)
+    content_starts = [c_start for _, c_start, _, _ in spans]
+    out = []
+    for raw in find_citations(chunk):
+        start, after = raw.start, raw.end
+        k = bisect_right(content_starts, raw.start) - 1  # the one code span that can hold it
+        if k >= 0:
+            s_start, c_start, c_end, s_end = spans[k]
+            if c_start <= raw.start and raw.end <= c_end:
+                start, after = s_start, s_end
+        out.append((start, max(after, raw.anchors_end)))
+    return out
+
+
+def document_names(text: str) -> list[tuple[Name, int, int]]:
+    """The code-like names in a Markdown document's prose, with their 1-based
+    line and column; offsets in each Name are offsets in `text`. Citations
+    and their anchors, claims and absence claims are not names."""
+    out = []
+    locate = _locator(text)
+    for offset, chunk in _prose(text):
+        skip = _citation_extents(chunk)
+        skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
+        skip += [(m.start(), m.end()) for m in ABSENT_SPAN_RE.finditer(chunk)]
+        found = code_names(chunk, skip)
+        for i, n in enumerate(found):
+            line, column = locate(offset + n.start)
+            folder = _folder_before(chunk, found[i - 1], n) if i else None
+            out.append((Name(n.text, n.kind, offset + n.start, offset + n.end, folder), line, column))
+    return out
+
+
+def _folder_before(chunk: str, before: Name, name: Name) -> str | None:
+    """The folder of the path written just before `name`, when `name` is a relative path joined to it."""
+    if before.kind != CODE or name.kind != CODE or "/" not in before.text or not PATH_RE.fullmatch(name.text):
+        return None
+    if name.text.split("/", 1)[0] == before.text.split("/", 1)[0] or not JOINED_RE.fullmatch(
+        chunk[before.end : name.start]
+    ):
+        return None
+    return before.text.rstrip("/").rsplit("/", 1)[0]
+
+
+def absent_claims(text: str) -> list[tuple[str, int, int]]:
+    """Each `` `absent: NAME` `` in the document's prose: the name, 1-based line and column."""
+    out = []
+    locate = _locator(text)
+    for offset, chunk in _prose(text):
+        for m in ABSENT_SPAN_RE.finditer(chunk):
+            line, column = locate(offset + m.start())
+            out.append((m.group(1).rstrip(" \t"), line, column))
+    return out
+
+
+def defined_in_code_blocks(text: str) -> set[str]:
+    """The names declared in the document's fenced TypeScript/JavaScript
+    blocks: each declaration's dotted name and its last component."""
+    from dshaudit.lang.symbols import build_symbol_table
+
+    lines = text.split("\n")
+    _, fences = prose_chunks(text, _front_lines(text))
+    names: set[str] = set()
+    for a, b in fences:
+        info = lines[a].strip().lstrip("`~").strip().split()
+        if not info or info[0].lower() not in _CODE_LANGUAGES:
+            continue
+        close = b - 1 if b - 1 > a and lines[b - 1].strip().startswith(("```", "~~~")) else b
+        body = "\n".join(lines[a + 1 : close]).encode("utf-8")
+        suffix = ".tsx" if info[0].lower() in ("tsx", "jsx") else ".ts"
+        for dotted in build_symbol_table(f"block{suffix}", body).spans:
+            names.add(dotted)
+            names.add(dotted.rsplit(".", 1)[-1])
+    return names
+
+
+def introduced(front_matter: dict) -> set[str]:
+    """The names front matter `introduces:` (a name or a list of names)."""
+    value = front_matter.get("introduces")
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, list):
+        return {str(v) for v in value if isinstance(v, (str, int))}
+    return set()
+
+
+def document_exemptions(text: str) -> set[str]:
+    """Names the document introduces itself: `introduces:` and its code blocks' declarations."""
+    try:
+        front = split_front_matter(text, "")[0]
+    except InputError:
+        front = {}
+    return introduced(front) | defined_in_code_blocks(text) | counted_paths(text)
+
+
+def counted_paths(text: str) -> set[str]:
+    """The paths the document's `files('...')` claims count: those claims check them
+    (`files('packages/ui/').count == 0` says the folder is gone)."""
+    return {q.rstrip("/") for m in _FILES_CLAIM_RE.finditer(text) for q in re.findall(r"'([^']*)'", m.group(1))}

@@ -1,0 +1,55 @@
+"""The forms people write citations in when they do not write for dshaudit
+(grammar.py lists them), as patterns: a line phrase, `path:Symbol`, quoted
+code, a permalink, a link's line fragment."""
+
+from __future__ import annotations
+
+import re
+
+from dshaudit.documents.paths import SEGMENT
+
+# A line phrase after a path (and the backtick closing its code span, if any).
+_PARTS = r"\d+(?:[ \t]*[-–—~～][ \t]*L?\d+)?(?:[ \t]*[,，、][ \t]*\d+(?:[ \t]*[-–—~～][ \t]*L?\d+)?)*"
+LINE_PHRASE_RE = re.compile(
+    rf"""`?(?:
+        [ \t]*[(（][ \t]*(?:lines?|L)[ \t]*(?P<p1>{_PARTS})[ \t]*[)）]     # (line 12), (lines 10-20), (L12)
+      | [ \t]*[(（][ \t]*第[ \t]*(?P<p2>{_PARTS})[ \t]*行[ \t]*[)）]     # （第 170–190 行）
+      | ,[ \t]*lines?[ \t]+(?P<p3>{_PARTS})                                # , lines 10-20
+      | [ \t]+L(?P<p4>\d+(?:[-–]L?\d+)?)(?![\w-])                        #  L10-L20
+    )""",
+    re.VERBOSE,
+)
+# `path:Name` or `path:Class.member`, for source files.
+SYMBOL_COLON_RE = re.compile(r":(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?![\w$(/.:-])")
+# `` `path` (`text`) `` or `` `path`（`text`） ``: text expected in the file.
+# The quoted text is bounded: an unclosed quote is looked for within a line's
+# first few hundred characters, not to its end from every path on it.
+MAX_QUOTED_CODE = 400
+QUOTED_CODE_RE = re.compile(rf"`[ \t]*[(（][ \t]*(?P<tick>`+)(?P<code>.{{1,{MAX_QUOTED_CODE}}}?)(?P=tick)[ \t]*[)）]")
+_PERMALINKS: dict[str, re.Pattern[str]] = {}
+
+
+def permalink_re(web_url: str) -> re.Pattern[str]:
+    if web_url not in _PERMALINKS:
+        _PERMALINKS[web_url] = re.compile(
+            re.escape(web_url.rstrip("/"))
+            + r"/(?:blob|raw)/(?P<ref>[A-Za-z0-9][\w.\-]*)/(?P<path>[^\s#?()\[\]<>\"'`]+)"
+            + r"(?:\?plain=1)?(?:#L(?P<a>\d+)(?:-L(?P<b>\d+))?)?"
+        )
+    return _PERMALINKS[web_url]
+
+
+def normalise_parts(spec: str) -> str:
+    """`35–78、240–345` or `10 - L20` as the canonical `35-78,240-345`."""
+    spec = re.sub(r"[ \t]*[,，、][ \t]*", ",", spec)
+    return re.sub(r"[ \t]*[-–—~～][ \t]*L?", "-", spec)
+
+
+# A Markdown link's target: `[text](target)`, `[text](<target>)`, and its line fragment (`L10-L20`).
+LINK_TARGET_RE = re.compile(r"\]\(<?(?P<target>[^)\s<>]+)>?(?:\s+\"[^\"]*\")?\)")
+LINE_FRAGMENT_RE = re.compile(r"L(?P<a>\d+)(?:-L?(?P<b>\d+))?(?:C\d+)?")
+# The same fragment written on a bare path: `path#L10-L20`.
+FRAGMENT_CITATION_RE = re.compile(
+    rf"(?<![\w./:@\\\-+])(?P<path>(?:{SEGMENT}/)*{SEGMENT})#{LINE_FRAGMENT_RE.pattern}"
+    r"(?:@(?P<pin>[A-Za-z0-9](?:[\w.\-]*[A-Za-z0-9])?))?(?![\w/\\])"
+)

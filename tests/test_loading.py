@@ -1,0 +1,53 @@
+"""Commands load what they use: `dshaudit --help` and `dshaudit lint` import
+neither git nor the parsers, so they answer at once, on any machine.
+
+Each probe runs the command line in a fresh interpreter and lists the modules
+it has loaded by the end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+PROBE = """
+import sys
+from dshaudit.cli import main
+try:
+    main(sys.argv[1:], prog_name="dshaudit")
+except SystemExit:
+    pass
+print("-- modules --")
+print("\\n".join(sorted(sys.modules)))
+"""
+# GitPython (git, gitdb), the parsers, and the layers that read DSH.
+HEAVY = ("git", "gitdb", "tree_sitter", "tree_sitter_typescript", "dshaudit.git", "dshaudit.index", "dshaudit.facts")
+
+
+def loaded(*args: str, cwd: Path) -> tuple[str, set[str]]:
+    run = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True, text=True, check=True)
+    out, _, modules = run.stdout.partition("-- modules --\n")
+    return out, set(modules.split())
+
+
+def heavy(modules: set[str]) -> set[str]:
+    return {m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)}
+
+
+def test_help_loads_no_git_and_no_parser(tmp_path):
+    out, modules = loaded("--help", cwd=tmp_path)
+    assert "Start here:" in out and "dshaudit.cli.options" in modules
+    assert heavy(modules) == set()
+    assert not {m for m in modules if m.startswith(("dshaudit.documents", "dshaudit.app", "jinja2", "yaml"))}
+
+
+def test_lint_loads_no_git_and_no_parser(tmp_path):
+    (tmp_path / "doc.md").write_text(
+        "---\npin: rc7\n---\n# A finding\n\n`packages/core/src/a.ts:3` → `start`\n"
+        "- `claim: core.context-builtin-services.count == 5`\n"
+    )
+    out, modules = loaded("lint", "doc.md", cwd=tmp_path)
+    assert out == "1 files linted: 0 errors, 0 warnings\n" and "dshaudit.checking.lint" in modules
+    # Lint knows the fact ids (registry.toml, read by facts.specs) and resolves pin
+    # names and SHAs with git.pins, which never opens a clone: nothing more of either layer.
+    assert heavy(modules) == {"dshaudit.facts", "dshaudit.facts.specs", "dshaudit.git", "dshaudit.git.pins"}
