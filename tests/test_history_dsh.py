@@ -122,9 +122,9 @@ def test_first_broken_is_bisects_answer_for_every_broken_citation(runs, dsh_repo
 
 
 def test_derived_trees_are_the_listed_ones(dsh_repo):
+    from dshaudit.git.log import read_steps
     from dshaudit.git.repository import DshRepository
     from dshaudit.git.snapshot import Snapshot
-    from dshaudit.moves.history import read_steps
 
     repository = DshRepository.open(str(dsh_repo), "unused")
     tree = repository.snapshot(RC7)

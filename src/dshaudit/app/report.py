@@ -40,7 +40,7 @@ from dshaudit.platform.textsafe import markdown_code, markdown_text, terminal_sa
 
 if TYPE_CHECKING:
     from dshaudit.core.references import Reference
-    from dshaudit.moves.bisect import Commit
+    from dshaudit.git.log import Commit
     from dshaudit.moves.history import HistoryResult
 
 MAX_CITED_LINES = 12

@@ -29,28 +29,26 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cached_property, partial
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dshaudit.core.errors import RepoError
 from dshaudit.core.model import Citation, Claim, ClaimVerdict, Fact, Pin, Verdict, format_lines
 from dshaudit.core.status import Severity
 from dshaudit.documents.claims import evaluate, show, split_ref
 from dshaudit.documents.findings import FindingsFile
 from dshaudit.documents.searches import split as search_split
 from dshaudit.git.diff import Diff
+from dshaudit.git.log import Change, Commit, Pickaxe, Step, read_steps
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
-from dshaudit.moves.bisect import Commit, first_parent_path
 from dshaudit.platform.config import Config
 
 if TYPE_CHECKING:
     from dshaudit.facts.book import FactBook
 
 _PULL_REQUEST_RE = re.compile(r"\(#(\d+)\)|\bpull request #(\d+)\b", re.IGNORECASE)
-_NO_BLOB = "0" * 40
 
 
 def pull_request(subject: str) -> int | None:
@@ -58,120 +56,6 @@ def pull_request(subject: str) -> int | None:
     `Merge pull request #123 from ...` (a merge commit)."""
     m = _PULL_REQUEST_RE.search(subject)
     return int(m.group(1) or m.group(2)) if m else None
-
-
-# -- the commits ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Change:
-    """One changed path of a commit, as `git log --raw` gives it."""
-
-    status: str  # A, M, D, T or R (rename)
-    old_path: str | None  # None when added
-    new_path: str | None  # None when deleted
-    old_blob: str | None
-    new_blob: str | None
-    new_mode: str = ""
-
-
-@dataclass(frozen=True)
-class Step:
-    """One first-parent commit and what it changed against its first parent."""
-
-    commit: Commit
-    parent: str
-    changes: tuple[Change, ...]
-
-    @cached_property
-    def touched(self) -> frozenset[str]:
-        """Every path the commit changed, on either side."""
-        return frozenset(p for c in self.changes for p in (c.old_path, c.new_path) if p)
-
-    @cached_property
-    def old_side(self) -> frozenset[str]:
-        """Paths of the parent that the commit changed, renamed or deleted."""
-        return frozenset(c.old_path for c in self.changes if c.old_path)
-
-    @cached_property
-    def listed(self) -> frozenset[str]:
-        """Paths added, deleted or renamed (either side): what changes the tree's listing, not only a file's text."""
-        return frozenset(p for c in self.changes if c.status in "ADR" for p in (c.old_path, c.new_path) if p)
-
-    def tree(self, parent: Snapshot) -> Snapshot:
-        """The commit's tree, from its parent's and its changes, with no `git ls-tree`."""
-        return parent.derive(
-            self.commit.sha,
-            sorted(self.old_side),
-            [(c.new_path, c.new_mode, c.new_blob or "") for c in self.changes if c.new_path],
-        )
-
-    @cached_property
-    def renames(self) -> dict[str, str]:
-        return {c.old_path: c.new_path for c in self.changes if c.status == "R" and c.old_path and c.new_path}
-
-    @cached_property
-    def deleted(self) -> set[str]:
-        return {c.old_path for c in self.changes if c.status == "D" and c.old_path}
-
-
-def read_steps(repository: DshRepository, from_sha: str, to_sha: str) -> list[Step]:
-    """Every first-parent commit after FROM up to TO, oldest first, with its
-    changes: one `git log` for all of them (a few tens of milliseconds for DSH's
-    77 commits from rc7 to rc2). It is not narrowed to the cited paths: a
-    pathspec would hide where a cited file is renamed to."""
-    shas = first_parent_path(repository, from_sha, to_sha, "history needs --from before --to")
-    if not shas:
-        return []
-    out = repository.repo.git.log(
-        "--first-parent",
-        "--diff-merges=first-parent",
-        "--reverse",
-        "--raw",
-        "-M",
-        "-z",
-        "--no-abbrev",
-        "--no-color",
-        "--format=%x01%H%x00%P%x00%cI%x00%s",
-        f"{from_sha}..{to_sha}",
-    )
-    steps = [_parse_step(chunk) for chunk in out.split("\x01")[1:]]
-    if [s.commit.sha for s in steps] != shas:
-        raise RepoError(f"git log and git rev-list disagree on the first-parent path {from_sha[:12]}..{to_sha[:12]}")
-    return steps
-
-
-def _parse_step(chunk: str) -> Step:
-    fields = chunk.split("\0")
-    sha, parents, date, subject = fields[:4]
-    changes = []
-    rest = fields[4:]
-    i = 0
-    while i < len(rest):
-        meta = rest[i].lstrip("\n")
-        if not meta.startswith(":"):
-            i += 1
-            continue
-        _, new_mode, old_blob, new_blob, status = meta[1:].split(" ")
-        letter = status[0]
-        old_id = None if old_blob == _NO_BLOB else old_blob
-        new_id = None if new_blob == _NO_BLOB else new_blob
-        if letter in "RC":
-            old, new = rest[i + 1], rest[i + 2]
-            i += 3
-            if letter == "C":  # a copy leaves its source as it was: an addition
-                changes.append(Change("A", None, new, None, new_id, new_mode))
-                continue
-            changes.append(Change("R", old, new, old_id, new_id, new_mode))
-        else:
-            path = rest[i + 1]
-            i += 2
-            changes.append(
-                Change(
-                    letter, None if letter == "A" else path, None if letter == "D" else path, old_id, new_id, new_mode
-                )
-            )
-    return Step(Commit(sha, date, subject), parents.split()[0] if parents else "", tuple(changes))
 
 
 # -- what the walk finds ---------------------------------------------------------
@@ -426,59 +310,6 @@ class HistoryResult:
 
 def _basename(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
-
-
-class Pickaxe:
-    """The first-parent commits whose diff adds or removes a line matching a
-    pattern (`git log -G`), in the files of some globs: one git process for the
-    whole range, started at once so that it runs while the walk does its own work.
-    Renames are read as a deletion and an addition (`--no-renames`), so a file
-    that moves with matching lines is found too; `--text` reads binary files as
-    `git grep -a` does."""
-
-    def __init__(
-        self,
-        repository: DshRepository,
-        from_sha: str,
-        to_sha: str,
-        pattern: str,
-        ignore_case: bool,
-        globs: tuple[str, ...],
-    ):
-        import subprocess
-
-        args = [
-            "git",
-            f"--git-dir={repository.repo.git_dir}",
-            "log",
-            "--first-parent",
-            "--diff-merges=first-parent",
-            "-s",
-            "--no-renames",
-            "--text",
-            "--format=%H",
-            *(["-i"] if ignore_case else []),
-            "-G",
-            pattern,
-            f"{from_sha}..{to_sha}",
-            "--",
-            *(f":(glob){g}" for g in globs),
-        ]
-        self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self._commits: set[str] | None = None
-
-    def commits(self) -> set[str]:
-        if self._commits is None:
-            out, err = self._proc.communicate()
-            if self._proc.returncode:
-                raise RepoError(f"git log -G failed: {err.decode('utf-8', 'replace').strip()}")
-            self._commits = set(out.decode().split())
-        return self._commits
-
-    def close(self) -> None:
-        if self._commits is None:
-            self._proc.kill()
-            self._proc.communicate()
 
 
 class FactWatch:
