@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dshaudit.core.diagnostics import Outcome
-from dshaudit.core.errors import DshauditError, InputError
+from dshaudit.core.errors import InputError
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
-from dshaudit.documents.findings import FindingsFile, collect_markdown, load_findings_file, with_citations
+from dshaudit.documents.findings import FindingsFile, collect_markdown, load_findings_file
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.platform.config import Config, load_config
@@ -39,10 +39,6 @@ class LazyRepository:
         """Whether the clone is open already (the language server opens it, or
         makes it, with a progress report, before it is first needed)."""
         return self._opened is not None
-
-    def at_hand(self) -> bool:
-        """Whether opening the clone makes no clone (it is open, or found on disk)."""
-        return self._opened is not None or DshRepository.at_hand(self.spec, self.upstream_url)
 
     def __call__(self) -> DshRepository:
         if self._opened is None:
@@ -77,25 +73,9 @@ class Session:
         web = self.config.web_url
         return [load_findings_file(p, web) for p in collect_markdown(list(self.default_paths(paths)))]
 
-    def read_early(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...]) -> list[FindingsFile]:
-        """The findings of PATHS read without their citations (text, pin and claims), when
-        the clone is at hand and there are no tree documents; else nothing. What cannot be
-        read is left for `documents` to report."""
-        if tree_docs or not self.repository.at_hand():
-            return []
-        try:
-            return [load_findings_file(p, citations=False) for p in collect_markdown(list(self.default_paths(paths)))]
-        except DshauditError:
-            return []
-
-    def documents(
-        self, paths: tuple[Path, ...], tree_docs: tuple[str, ...], early: list[FindingsFile] | None = None
-    ) -> list[FindingsFile]:
+    def documents(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...]) -> list[FindingsFile]:
         """The findings files of PATHS (default findings/, unless only tree documents are asked for),
-        then the documents of each --tree-docs. `early`: the findings as `read_early` read
-        them, completed here with their citations instead of being read again."""
-        if early:
-            return [with_citations(f, self.config.web_url) for f in early] + self.tree_docs(tree_docs)
+        then the documents of each --tree-docs."""
         return (self.findings(paths) if paths or not tree_docs else []) + self.tree_docs(tree_docs)
 
     def tree_docs(self, specs: tuple[str, ...]) -> list[FindingsFile]:
@@ -122,19 +102,11 @@ def check(
     session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool, tree_docs: tuple[str, ...] = ()
 ) -> Outcome:
     from dshaudit.checking.verify import check as run_check
-    from dshaudit.checking.verify import check_outcome, coverage, start_ahead
+    from dshaudit.checking.verify import check_outcome, coverage
     from dshaudit.moves.carry import carried_verdicts
 
-    # The claims and names are looked up from the start, in other processes, from the findings
-    # read without their citations, while their citations are read here (verify.Ahead).
-    early = session.read_early(paths, tree_docs)
-    ahead = start_ahead(early, session.pins, session.repository, pin) if early else None
-    try:
-        files = session.documents(paths, tree_docs, early)
-        result = run_check(files, session.pins, session.repository, pin, ahead=ahead, carry=carried_verdicts)
-    finally:
-        if ahead is not None:
-            ahead.stop()
+    files = session.documents(paths, tree_docs)
+    result = run_check(files, session.pins, session.repository, pin, carry=carried_verdicts)
     unchecked = coverage(files, result, tuple(str(p) for p in paths))
     return check_outcome(result, session.config.web_url, strict, coverage=unchecked)
 

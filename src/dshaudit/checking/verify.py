@@ -9,14 +9,14 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from itertools import accumulate
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING
 
 from dshaudit.core.diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
 from dshaudit.core.errors import DshauditError, InputError, RepoError
 from dshaudit.core.model import (
     Citation,
-    Claim,
     ClaimStatus,
     ClaimVerdict,
     LineRange,
@@ -34,14 +34,12 @@ from dshaudit.documents.inference import FileView, Inferred, WordIndex, alnum, s
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
+from dshaudit.git.twin import in_background
 from dshaudit.lang.symbols import SymbolTable, build_symbol_table
-
-_T = TypeVar("_T")
+from dshaudit.platform import background
+from dshaudit.platform.background import BackgroundJob, Placement
 
 if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-    from multiprocessing.process import BaseProcess
-
     from dshaudit.core.references import Reference
     from dshaudit.documents.names import Name
     from dshaudit.facts.book import FactBook
@@ -374,7 +372,6 @@ def check(
     references: bool = True,
     verifier: Verifier | None = None,
     book: FactBook | None = None,
-    ahead: Ahead | None = None,
     carry: Carry | None = None,
 ) -> CheckResult:
     """Verify every citation and evaluate every claim of every file. The
@@ -382,16 +379,15 @@ def check(
     malformed citations need no clone. `citations=False` evaluates claims only,
     `claims=False` citations only. A caller that checks again and again (the
     language server) passes its own `verifier` and `book`, which keep what
-    they read; without them each check reads afresh. `ahead`: the claims and names
-    already being looked up (`start_ahead`), used when they are these documents'. `carry`:
-    how citations of documents written at another pin are carried (moves/carry.py).
+    they read; without them each check reads afresh. `carry`: how citations of
+    documents written at another pin are carried (moves/carry.py).
     A pin that names nothing is an input error for --pin and front matter, and
     an `unknown_pin` verdict for a citation's own `@` suffix."""
     _require_pins(files, resolver, pin_override)
-    # Claims are measured in a process of their own (else a thread), mostly waiting on
-    # git; the names and quoted code are looked up in another, when forking is safe;
-    # citations are checked here meanwhile. The trees they all read are listed before
-    # the first of those starts, once: the others begin with the listings (DshRepository.twin).
+    # The claims are measured, and the names and quoted code looked up, in the background
+    # (platform/background.py) while the citations are checked here. The trees they all
+    # read are listed before the first of those starts, once: the others begin with the
+    # listings (DshRepository.twin).
     listed: list[DshRepository] = []
 
     def opened() -> DshRepository:
@@ -400,44 +396,26 @@ def check(
             _list_trees(files, resolver, listed[0], pin_override)
         return listed[0]
 
-    if ahead is not None and not (book is None and verifier is None and ahead.serves(files, pin_override)):
-        ahead.stop()
-        ahead = None
-    if ahead is not None and claims and ahead.claims is not None:
-        claimed: Callable[[], list[ClaimVerdict]] = ahead.claims
-    else:
-        claimed = _start_claims(files, resolver, opened, pin_override, book) if claims else lambda: []
+    kept = book is not None or verifier is not None  # what is read stays in this process, for the next check
+    claimed = _start_claims(files, resolver, opened, pin_override, book) if claims else BackgroundJob.done([])
     try:
-        looked: Callable[[], list[tuple[Pin, Reference]]] | None
-        if ahead is not None and references and ahead.references is not None:
-            work, looked = ahead.work, ahead.references
-        else:
-            work = _reference_work(files, resolver, pin_override) if references else []
-            looked = (
-                _references_elsewhere(work, resolver, opened(), repository)
-                if work and book is None and verifier is None
-                else None
+        work = _reference_work(files, resolver, pin_override) if references else []
+        looked = _start_references(work, resolver, repository, opened, kept)
+        try:
+            verdicts = (
+                _check_citations(files, verifier or Verifier(resolver, repository), pin_override, carry)
+                if citations
+                else []
             )
-        if work and looked is None:
-            _prefetch_references(work, repository)
+            looked_up = looked.result()
+        except BaseException:
+            looked.stop()
+            raise
+        claim_verdicts = claimed.result()
     except BaseException:
-        _wait_quietly(claimed)
+        claimed.stop()
         raise
-    try:
-        verdicts = (
-            _check_citations(files, verifier or Verifier(resolver, repository), pin_override, carry)
-            if citations
-            else []
-        )
-        looked_up = looked() if looked is not None else _check_references(work, resolver, repository)
-    except BaseException:
-        if looked is None:
-            _stop_references(work, repository)
-        else:
-            _wait_quietly(looked)
-        _wait_quietly(claimed)
-        raise
-    return CheckResult(tuple(verdicts), tuple(claimed()), tuple(looked_up))
+    return CheckResult(tuple(verdicts), tuple(claim_verdicts), tuple(looked_up))
 
 
 def _require_pins(files: list[FindingsFile], resolver: PinResolver, pin_override: str | None) -> None:
@@ -471,39 +449,22 @@ def _list_trees(
         pass
 
 
-def _wait_quietly(waiting: Callable[[], object]) -> None:
-    """Let work started elsewhere finish (its worker processes stop with it) when the check fails here."""
-    try:
-        waiting()
-    except Exception:
-        pass
-
-
 def _start_claims(
     files: list[FindingsFile],
     resolver: PinResolver,
     repository: Callable[[], DshRepository],
     pin_override: str | None,
     book: FactBook | None,
-) -> Callable[[], list[ClaimVerdict]]:
-    """The claims' verdicts, as a function that waits for them. When facts must
-    be measured, that runs in a forked process (`_in_a_process`), else in a
-    thread through a handle of its own on the clone (`DshRepository.twin`),
-    while the caller checks citations; a caller with its own `book` (the
-    language server) has them measured when it asks."""
-    from concurrent.futures import ThreadPoolExecutor
-
+) -> BackgroundJob[list[ClaimVerdict]]:
+    """The claims' verdicts, measured in the background when there are facts to
+    measure; a caller with its own `book` (the language server) has them measured
+    here when it asks, into that book."""
     if book is not None or not _measures(files):
-        return lambda: _check_claims(files, resolver, repository, pin_override, book)
-    here = repository()
-    elsewhere = _claims_elsewhere(files, resolver, here, pin_override)
-    if elsewhere is not None:
-        return elsewhere
-    twin = here.twin()
-    executor = ThreadPoolExecutor(1, thread_name_prefix="dshaudit-claims")
-    future = executor.submit(_check_claims, files, resolver, lambda: twin, pin_override)
-    executor.shutdown(wait=False)  # no more work; the caller waits through `future.result`, which raises what it raised
-    return future.result
+        return BackgroundJob.inline(partial(_check_claims, files, resolver, repository, pin_override, book))
+    return in_background(
+        repository(),
+        lambda clone: _check_claims(files, PinResolver(resolver.config, lambda: clone), lambda: clone, pin_override),
+    )
 
 
 def _measures(files: list[FindingsFile]) -> bool:
@@ -511,171 +472,25 @@ def _measures(files: list[FindingsFile]) -> bool:
     return any(not c.problem for f in files for c in f.claims)
 
 
-def _claims_elsewhere(
-    files: list[FindingsFile], resolver: PinResolver, here: DshRepository, pin_override: str | None
-) -> _Elsewhere[list[ClaimVerdict]] | None:
-    return _in_a_process(
-        here,
-        lambda twin: _check_claims(files, PinResolver(resolver.config, lambda: twin), lambda: twin, pin_override),
-        lambda: _check_claims(files, resolver, lambda: here, pin_override),
-    )
-
-
-@dataclass
-class Ahead:
-    """The claims and the names of the documents being looked up from the start of a
-    check, each in a process of its own, from the documents read without their
-    citations, while this process parses those: the other core starts work while it
-    would idle. `check` takes the answers only for the documents they were started
-    for (same paths, pins, claims and text); given others, it stops this work."""
-
-    files: list[FindingsFile]
-    pin_override: str | None
-    claims: _Elsewhere[list[ClaimVerdict]] | None
-    work: list[_Work]  # the names and absence claims the references process looks up
-    references: _Elsewhere[list[tuple[Pin, Reference]]] | None
-
-    def serves(self, files: list[FindingsFile], pin_override: str | None) -> bool:
-        return pin_override == self.pin_override and _read_alike(files) == _read_alike(self.files)
-
-    def stop(self) -> None:
-        """Stop what still runs (its answer is not wanted)."""
-        for started in (self.claims, self.references):
-            if started is not None:
-                started.stop()
-
-
-def _read_alike(files: list[FindingsFile]) -> list[tuple[str, str | None, tuple[Claim, ...], str]]:
-    return [(f.path, f.pin, f.claims, f.text) for f in files]
-
-
-def start_ahead(
-    files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository], pin_override: str | None
-) -> Ahead | None:
-    """Start measuring the claims of `files` (read without their citations) and looking up
-    their names, in other processes, now; None when a pin names nothing or the input
-    is refused (`check` reports it), or there is no process to run them in."""
-    if not _can_fork():
-        return None
-
-    def reference_work() -> list[_Work]:
-        try:
-            return _reference_work(files, resolver, pin_override)
-        except DshauditError:
-            return []  # check finds it again, and reports it
-
-    measures = _measures(files)
-    work = None if measures else reference_work()  # with claims to measure, read after their process starts
-    if not (measures or work):
-        return None  # nothing to start: the clone is not opened for it
-    try:
-        _require_pins(files, resolver, pin_override)
-        here = repository()
-        _list_trees(files, resolver, here, pin_override)  # shared, as check's own processes share it
-    except DshauditError:
-        return None
-    claims = _claims_elsewhere(files, resolver, here, pin_override) if measures else None
-    work = reference_work() if work is None else work
-    references = _references_elsewhere(work, resolver, here, repository) if work else None
-    if claims is None and references is None:
-        return None
-    return Ahead(files, pin_override, claims, work if references is not None else [], references)
-
-
-def _references_elsewhere(
-    work: list[_Work], resolver: PinResolver, here: DshRepository, repository: Callable[[], DshRepository]
-) -> _Elsewhere[list[tuple[Pin, Reference]]] | None:
-    return _in_a_process(
-        here,
-        lambda twin: _look_up_references(work, resolver, lambda: twin),
-        lambda: _look_up_references(work, resolver, repository),
-    )
-
-
-def _in_a_process(
-    repository: DshRepository, compute: Callable[[DshRepository], _T], again: Callable[[], _T]
-) -> _Elsewhere[_T] | None:
-    """`compute` run in a forked process, through a handle of its own on the clone, beside
-    what the caller does meanwhile: both are mostly Python, and in threads of one
-    process they would take turns. Returns a function that waits for the answer, or
-    None where that cannot be done safely (one processor, no fork, or other threads
-    running, which a fork may catch holding a lock). A child that fails sends nothing,
-    and the work is done again here (`again`), where what went wrong is reported as it
-    would be without the child; Ctrl-C in the child stops the caller too."""
-    import multiprocessing
-
-    if not _can_fork():
-        return None
-    context = multiprocessing.get_context("fork")
-    reader, writer = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(writer, compute, repository), daemon=True)
-    child.start()
-    writer.close()
-    return _Elsewhere(reader, child, again)
-
-
-def _can_fork() -> bool:
-    """Whether work may go to a forked process: two processors or more, fork at hand,
-    and no other thread running (a fork may catch one holding a lock)."""
-    import multiprocessing
-    import threading
-
-    from dshaudit.facts import parallel
-
-    return (
-        parallel.workers() >= 2 and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-    )
-
-
-class _Elsewhere(Generic[_T]):
-    """A forked process computing an answer: calling this waits for it."""
-
-    def __init__(self, reader: Connection, child: BaseProcess, again: Callable[[], _T]):
-        self.reader, self.child, self.again = reader, child, again
-
-    def __call__(self) -> _T:
-        try:
-            found = self.reader.recv()
-        except EOFError:
-            found = None
-        finally:
-            self.reader.close()
-            self.child.join()
-        if found == _INTERRUPTED:
-            raise KeyboardInterrupt  # Ctrl-C reached the child too: not a failure to redo here
-        if found is None:
-            return self.again()
-        return found
-
-    def stop(self) -> None:
-        """The answer is not wanted: the process is stopped, if it still runs."""
-        if self.child.is_alive():
-            self.child.kill()
-        self.child.join()
-        self.reader.close()
-
-
-_INTERRUPTED = "interrupted"  # what the child sends when Ctrl-C stopped it
-
-
-def _child(writer: Connection, compute: Callable[[DshRepository], object], repository: DshRepository) -> None:
-    """In the forked process: the answer, sent back, and what was measured, cached.
-    The parent's git processes are its own: this process opens the clone anew."""
-    from dshaudit.platform import cache
-
-    twin = repository.twin()
-    found: object = None
-    try:
-        found = compute(twin)
-    except KeyboardInterrupt:
-        found = _INTERRUPTED
-    except BaseException:  # the parent does the work again, and reports what fails
-        found = None
-    finally:
-        cache.current().flush()
-        twin.repo.close()
-        writer.send(found)
-        writer.close()
+def _start_references(
+    work: list[_Work],
+    resolver: PinResolver,
+    repository: Callable[[], DshRepository],
+    opened: Callable[[], DshRepository],
+    kept: bool,
+) -> BackgroundJob[list[tuple[Pin, Reference]]]:
+    """The names and quoted code of the documents, looked up in the background; here
+    when what is read is `kept` (the language server keeps its name indexes), or the
+    run has one job: then the indexes' git processes start now, beside the citations,
+    and are read when the answer is asked for."""
+    if not work:
+        return BackgroundJob.done([])
+    if kept or background.placement() is Placement.INLINE:
+        _prefetch_references(work, repository)
+        return BackgroundJob.inline(
+            partial(_check_references, work, resolver, repository), stop=partial(_stop_references, work, repository)
+        )
+    return in_background(opened(), lambda clone: _look_up_references(work, resolver, lambda: clone))
 
 
 _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]

@@ -30,7 +30,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dshaudit.core.model import Citation, Claim, ClaimVerdict, Fact, Pin, Verdict, format_lines
@@ -43,6 +42,8 @@ from dshaudit.git.log import Change, Commit, Pickaxe, Step, read_steps
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
+from dshaudit.git.twin import in_background
+from dshaudit.platform.background import BackgroundJob
 from dshaudit.platform.config import Config
 
 if TYPE_CHECKING:
@@ -273,8 +274,8 @@ class HistoryResult:
         holding_at_to = self.commits[-1].holding if self.commits else self.holding_at_from
         failing = [c for c in self.citations if c.failing]
         out = [
-            f"history from {f.name} ({f.sha[:12]}) to {t.name} ({t.sha[:12]}): {len(self.commits)} first-parent commits, "
-            f"{touched} touch what the findings read",
+            f"history from {f.name} ({f.sha[:12]}) to {t.name} ({t.sha[:12]}): "
+            f"{len(self.commits)} first-parent commits, {touched} touch what the findings read",
             f"citations holding: {self.holding_at_from} at {f.name}, {holding_at_to} at {t.name}; "
             f"{len(failing)} fail at {t.name}, {sum(bool(c.edited_at) for c in self.citations)} had their lines "
             f"edited, {sum(bool(c.restored_at) for c in self.citations)} broke and held again",
@@ -611,29 +612,19 @@ def _pin_of(step: Step, to_pin: Pin) -> Pin:
     return to_pin if sha == to_pin.sha else Pin(sha[:12], sha, named=False)
 
 
-def _claims_elsewhere(
-    git_dir: str, claims: list[Claim], from_pin: Pin, to_pin: Pin, steps: list[Step], config: Config
-) -> tuple[list[ClaimHistory], list[int], list[bool]]:
-    """The claims' walk in a worker process, on a clone opened anew there (nothing of
-    the parent's git processes is shared); what it measured goes to the cache from there."""
-    from dshaudit.platform import cache
-
-    repository = DshRepository(Path(git_dir), git_dir)
-    try:
-        return ClaimsWalk(
-            claims, lambda: repository, from_pin, to_pin, steps, PinResolver(config, lambda: repository)
-        ).run()
-    finally:
-        cache.current().flush()
-        # A worker ends without the interpreter's clean-up: its git processes are stopped here.
-        repository.repo.close()
+ClaimsAnswer = tuple[list[ClaimHistory], list[int], list[bool]]
 
 
-def _merge(
-    here: list[bool],
-    elsewhere: tuple[list[ClaimHistory], list[int], list[bool]],
-    ends: tuple[list[ClaimHistory], list[int], list[bool]],
-) -> tuple[list[ClaimHistory], list[int], list[bool]]:
+def _walk_claims(
+    claims: list[Claim], from_pin: Pin, to_pin: Pin, steps: list[Step], config: Config, repository: DshRepository
+) -> ClaimsAnswer:
+    """The claims' walk on a handle of the clone of its own (git/twin.py)."""
+    return ClaimsWalk(
+        claims, lambda: repository, from_pin, to_pin, steps, PinResolver(config, lambda: repository)
+    ).run()
+
+
+def _merge(here: list[bool], elsewhere: ClaimsAnswer, ends: ClaimsAnswer) -> ClaimsAnswer:
     """Two claims' walks of the same commits as one: the histories in the claims' order
     (`here[i]`: the i-th claim is in `ends`), the commits' counts added."""
     a, b = iter(elsewhere[0]), iter(ends[0])
@@ -642,9 +633,9 @@ def _merge(
 
 
 class Walk:
-    """The citations' half of the pass, here, while the claims' half runs in a
-    second process (or here after it, with one processor). `run` returns every
-    citation's and claim's history and every commit's impact."""
+    """The citations' half of the pass, here, while the claims' half runs in the
+    background (or here after it, with one job). `run` returns every citation's
+    and claim's history and every commit's impact."""
 
     def __init__(
         self,
@@ -661,77 +652,62 @@ class Walk:
         self.verifier = Verifier(resolver, repository)
 
     def run(self) -> HistoryResult:
-        import multiprocessing
-        import os
-        from concurrent.futures import ProcessPoolExecutor
-
-        from dshaudit.facts import parallel
-
         repo = self.repository()
         steps = read_steps(repo, self.from_pin.sha, self.to_pin.sha)
         claims = [c for f in self.files for c in f.claims]
-        elsewhere = claims and parallel.workers() > 1 and hasattr(os, "fork")
-        # Two workers, forked here before any thread starts: one walks the claims commit by
-        # commit, the other measures those of facts taken at the two ends only (whole docs
-        # checks, the most work of all), while this process walks the citations.
-        executor = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) if elsewhere else None
-        here = [ClaimsWalk.at_ends_only(c) for c in claims] if executor else [False] * len(claims)
+        # Two jobs started before this walk of the citations (background.py says where they run):
+        # one walks the claims commit by commit, the other measures those of facts taken at the
+        # two ends only (whole docs checks, the most work of all).
+        ends = [ClaimsWalk.at_ends_only(c) for c in claims]
+        jobs = [
+            self._claims_job(repo, [c for c, e in zip(claims, ends) if e == wanted], steps) for wanted in (False, True)
+        ]
         try:
-            future = at_ends = None
-            if executor is not None:
-                future, at_ends = (
-                    executor.submit(
-                        _claims_elsewhere,
-                        str(repo.repo.git_dir),
-                        [c for c, h in zip(claims, here) if h == ends],
-                        self.from_pin,
-                        self.to_pin,
-                        steps,
-                        self.resolver.config,
-                    )
-                    for ends in (False, True)
-                )
-            citations = self._citations_at_from()
-            holding_at_from, by_file_at_from = self._holding(citations)
-            commits = []
-            parent = self.from_pin
-            tree = repo.snapshot(self.from_pin.sha, self.from_pin.name)
-            for step in steps:
-                pin = _pin_of(step, self.to_pin)
-                tree = step.tree(tree)
-                repo.remember(tree)
-                impact = CommitImpact(step.commit)
-                self._recheck(step, pin, citations, impact)
-                self._carry(step, parent, pin, citations, impact)
-                impact.holding, impact.holding_by_file = self._holding(citations)
-                commits.append(impact)
-                # Only the commit the walk is at is read again: what is kept of the others is let go,
-                # and so are the files this commit replaced (a revert reads one again).
-                repo.forget(parent.sha)
-                self.verifier.forget({c.old_blob for c in step.changes if c.old_blob and c.old_blob != c.new_blob})
-                parent = pin
-            self._at_to(citations)
-            if future is not None and at_ends is not None:
-                histories, changed, touched = _merge(here, future.result(), at_ends.result())
-            else:
-                histories, changed, touched = ClaimsWalk(
-                    claims, self.repository, self.from_pin, self.to_pin, steps, self.resolver
-                ).run()
-        finally:
-            if executor is not None:
-                executor.shutdown(cancel_futures=True)
+            citations, at_from, commits = self._walk_citations(repo, steps)
+            histories, changed, touched = _merge(ends, jobs[0].result(), jobs[1].result())
+        except BaseException:
+            for job in jobs:
+                job.stop()
+            raise
         for impact, n, hit in zip(commits, changed, touched):
             impact.claims_changed, impact.touched = n, impact.touched or hit
         return HistoryResult(
-            self.from_pin,
-            self.to_pin,
-            commits,
-            citations,
-            histories,
-            holding_at_from,
-            by_file_at_from,
-            [f.path for f in self.files],
+            self.from_pin, self.to_pin, commits, citations, histories, *at_from, [f.path for f in self.files]
         )
+
+    def _claims_job(self, repo: DshRepository, claims: list[Claim], steps: list[Step]) -> BackgroundJob[ClaimsAnswer]:
+        if not claims:
+            return BackgroundJob.done(([], [0] * len(steps), [False] * len(steps)))
+        return in_background(
+            repo, partial(_walk_claims, claims, self.from_pin, self.to_pin, steps, self.resolver.config)
+        )
+
+    def _walk_citations(
+        self, repo: DshRepository, steps: list[Step]
+    ) -> tuple[list[CitationHistory], tuple[int, dict[str, int]], list[CommitImpact]]:
+        """Each citation's history, how many held at FROM (in all and in each findings
+        file), and each commit's impact on them."""
+        citations = self._citations_at_from()
+        at_from = self._holding(citations)
+        commits = []
+        parent = self.from_pin
+        tree = repo.snapshot(self.from_pin.sha, self.from_pin.name)
+        for step in steps:
+            pin = _pin_of(step, self.to_pin)
+            tree = step.tree(tree)
+            repo.remember(tree)
+            impact = CommitImpact(step.commit)
+            self._recheck(step, pin, citations, impact)
+            self._carry(step, parent, pin, citations, impact)
+            impact.holding, impact.holding_by_file = self._holding(citations)
+            commits.append(impact)
+            # Only the commit the walk is at is read again: what is kept of the others is let go,
+            # and so are the files this commit replaced (a revert reads one again).
+            repo.forget(parent.sha)
+            self.verifier.forget({c.old_blob for c in step.changes if c.old_blob and c.old_blob != c.new_blob})
+            parent = pin
+        self._at_to(citations)
+        return citations, at_from, commits
 
     def _holding(self, citations: list[CitationHistory]) -> tuple[int, dict[str, int]]:
         """Citations holding now: in all, and in each findings file."""
