@@ -41,7 +41,7 @@ from dshaudit.platform.textsafe import markdown_code, markdown_text, terminal_sa
 if TYPE_CHECKING:
     from dshaudit.core.references import Reference
     from dshaudit.git.log import Commit
-    from dshaudit.moves.history import HistoryResult
+    from dshaudit.moves.history_result import HistoryResult
 
 MAX_CITED_LINES = 12
 # Reads a file of DSH at a pin (None: not a text file there).
@@ -395,7 +395,7 @@ def history_model(result: HistoryResult, web_url: str) -> dict[str, Any]:
         )
 
     def commit_ref(c: Commit) -> dict[str, Any]:
-        from dshaudit.moves.history import pull_request
+        from dshaudit.moves.history_result import pull_request
 
         pr = pull_request(c.subject)
         return {

@@ -15,6 +15,7 @@ from functools import cached_property
 from git.exc import GitCommandError
 
 from dshaudit.core.errors import InputError, RepoError
+from dshaudit.core.model import Pin
 from dshaudit.git.repository import DshRepository, _git_reason
 from dshaudit.git.snapshot import Snapshot
 
@@ -80,6 +81,11 @@ class Step:
     commit: Commit
     parent: str
     changes: tuple[Change, ...]
+
+    def pin(self, last: Pin) -> Pin:
+        """The commit as a pin: `last` when it is that commit (its name is kept), else one named by its SHA."""
+        sha = self.commit.sha
+        return last if sha == last.sha else Pin(sha[:12], sha, named=False)
 
     @cached_property
     def touched(self) -> frozenset[str]:
