@@ -13,6 +13,7 @@ from functools import partial
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
+from dshaudit.checking.suspect import FileView, suspect
 from dshaudit.core.diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
 from dshaudit.core.errors import DshauditError, InputError, RepoError
 from dshaudit.core.model import (
@@ -30,7 +31,8 @@ from dshaudit.core.results import CheckResult
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
 from dshaudit.documents.findings import MARKDOWN_ENDINGS, FindingsFile
 from dshaudit.documents.grammar import path_problem
-from dshaudit.documents.inference import FileView, Inferred, WordIndex, alnum, squash, suspect
+from dshaudit.documents.inference import Inferred
+from dshaudit.documents.matching import WordIndex, alnum, squash
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot

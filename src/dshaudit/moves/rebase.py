@@ -21,7 +21,7 @@ from dshaudit.core.model import Citation, ClaimVerdict, LineRange, Pin, format_l
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
 from dshaudit.documents.claims import show as show_value
 from dshaudit.documents.findings import FindingsFile, join_raw_lines, parse_pin_line, raw_lines
-from dshaudit.documents.inference import squash
+from dshaudit.documents.matching import squash
 from dshaudit.git.diff import Diff
 from dshaudit.git.linemap import Hunk, LineMapper, parse_hunks
 from dshaudit.git.pins import PinResolver
