@@ -73,7 +73,7 @@ def test_first_broken_is_bisects_answer_for_every_broken_citation(runs, dsh_repo
     from dataclasses import replace
 
     from dshaudit.app.commands import Session
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.checking.citations import Verifier
     from dshaudit.core.model import Pin
     from dshaudit.documents.findings import load_findings_file
     from dshaudit.moves.bisect import bisect

@@ -22,7 +22,7 @@ from dshaudit.git.repository import DshRepository
 from dshaudit.platform.config import Config, load_config
 
 if TYPE_CHECKING:
-    from dshaudit.checking.verify import FileText
+    from dshaudit.checking.citations import FileText
 
 
 class LazyRepository:
@@ -101,8 +101,8 @@ class Session:
 def check(
     session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool, tree_docs: tuple[str, ...] = ()
 ) -> Outcome:
+    from dshaudit.checking.outcome import check_outcome, coverage
     from dshaudit.checking.verify import check as run_check
-    from dshaudit.checking.verify import check_outcome, coverage
     from dshaudit.moves.carry import carried_verdicts
 
     files = session.documents(paths, tree_docs)
@@ -136,7 +136,7 @@ class Cited:
 def cited(session: Session, citation: str, pin: str | None) -> Cited:
     """CITATION (`PATH:LINES[@PIN]` or `PATH#Symbol[@PIN]`) read at its pin, else
     `pin`, else the default pin; an InputError unless it holds (a warning is fine)."""
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.checking.citations import Verifier
     from dshaudit.documents.grammar import find_citations
 
     found = find_citations(citation)
@@ -291,7 +291,7 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
 
 
 def bisect(session: Session, target: str, good: str, bad: str, anchors: tuple[str, ...]) -> Outcome:
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.checking.citations import Verifier
     from dshaudit.documents.claims import show as show_value
     from dshaudit.facts.book import FactBook, registry
     from dshaudit.moves.bisect import bisect as run_bisect
@@ -349,7 +349,7 @@ def report(
     `since`, the upstream changes from that pin to the report's (the first
     --pin, else the one pin the files name) are a section of it."""
     from dshaudit.app.report import PinRun, build_report, render_report
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.checking.citations import Verifier
     from dshaudit.checking.verify import check as run_check
     from dshaudit.facts.book import FactBook
     from dshaudit.moves.carry import carried_verdicts
@@ -390,7 +390,7 @@ def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcom
     """Anchors for a document's unanchored citations, and its wild forms made
     canonical: listed, or with --write made in the file (atomically)."""
     from dshaudit.checking.anchoring import Anchored, apply, propose
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.checking.citations import Verifier
     from dshaudit.checking.verify import check as run_check
     from dshaudit.core.diagnostics import Diagnostic, Summary
     from dshaudit.core.status import Severity

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from dshaudit.checking.verify import FileText
+from dshaudit.checking.citations import FileText
 from dshaudit.core.diagnostics import permalink
 from dshaudit.core.model import (
     ClaimVerdict,

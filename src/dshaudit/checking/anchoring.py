@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dshaudit.checking.verify import FileText
+from dshaudit.checking.citations import FileText
 from dshaudit.core.model import Citation, Pin, Status, Verdict, format_lines
 from dshaudit.core.status import DiagnosticStatus, Severity
 from dshaudit.documents.findings import join_raw_lines, raw_lines

@@ -27,7 +27,9 @@ from urllib.parse import quote, unquote, urlparse
 from lsprotocol import types
 
 from dshaudit.app.commands import LazyRepository, Session
-from dshaudit.checking.verify import FileText, Verifier, check, check_outcome
+from dshaudit.checking.citations import FileText, Verifier
+from dshaudit.checking.outcome import check_outcome
+from dshaudit.checking.verify import check
 from dshaudit.core.diagnostics import Diagnostic
 from dshaudit.core.errors import DshauditError, RepoError
 from dshaudit.core.model import SHA_RE, Citation, Claim, ClaimVerdict, Pin, Verdict

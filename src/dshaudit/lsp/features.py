@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from dshaudit.app.commands import numbered
 from dshaudit.checking.anchoring import propose
-from dshaudit.checking.verify import SYMBOL_FILE_ENDINGS
+from dshaudit.checking.citations import SYMBOL_FILE_ENDINGS
 from dshaudit.core.diagnostics import permalink
 from dshaudit.core.model import (
     Citation,

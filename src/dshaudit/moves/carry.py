@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dshaudit.checking.verify import Verifier
+from dshaudit.checking.citations import Verifier
 from dshaudit.core.model import Citation, Pin, Status, Verdict, format_lines
 from dshaudit.moves.rebase import MoveStatus, Rebaser
 

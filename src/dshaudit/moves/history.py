@@ -60,7 +60,7 @@ class Walk:
         from_pin: Pin,
         to_pin: Pin,
     ):
-        from dshaudit.checking.verify import Verifier
+        from dshaudit.checking.citations import Verifier
 
         self.files, self.resolver, self.repository = files, resolver, repository
         self.from_pin, self.to_pin = from_pin, to_pin

@@ -14,7 +14,7 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from dshaudit.checking.verify import FileText, Verifier
+from dshaudit.checking.citations import FileText, Verifier
 from dshaudit.core.diagnostics import Diagnostic, Outcome, Summary, rules_of
 from dshaudit.core.errors import InputError
 from dshaudit.core.model import Citation, ClaimVerdict, LineRange, Pin, format_lines
