@@ -44,7 +44,7 @@ from dshaudit.platform.config import Config, load_config
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
-    from dshaudit.moves.rebase import Rebaser
+    from dshaudit.moves.rebaser import Rebaser
 
 SCHEME = "dshaudit"
 SOURCE = "dshaudit"
@@ -180,7 +180,7 @@ class Scope:
 
     def rebaser(self, old: Pin, new: Pin) -> Rebaser:
         """The one Rebaser between two pins (it keeps the diff it read)."""
-        from dshaudit.moves.rebase import Rebaser
+        from dshaudit.moves.rebaser import Rebaser
 
         key = (old.sha, new.sha)
         if key not in self.rebasers:

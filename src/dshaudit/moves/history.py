@@ -10,7 +10,7 @@ the work is done only where a commit meets something the findings read:
   change. Where it stops holding is its `first_broken`; where it holds again,
   a `restored_at`.
 - Each citation's lines are also carried through every commit that touches
-  their file, with rebase's line mapper (rebase.py), so the commit that moved
+  their file, with rebase's line mapper (rebaser.py), so the commit that moved
   them (shifted) or edited them while their anchors still stand there
   (edited: the finding may now be wrong though its citation holds) is named,
   even when the citation as written still holds.
@@ -201,7 +201,7 @@ class Walk:
 
     def _carry(self, step: Step, parent: Pin, pin: Pin, citations: list[CitationHistory], impact: CommitImpact) -> None:
         """The cited lines carried through the commit's diff, as rebase carries them between two pins."""
-        from dshaudit.moves.rebase import MoveStatus, Rebaser
+        from dshaudit.moves.rebaser import MoveStatus, Rebaser
 
         moving = [h for h in citations if h.carried is not None and h.carried.path in step.old_side]
         if not moving:
