@@ -97,7 +97,7 @@ class BackgroundJob(Generic[T]):
 
     @classmethod
     def start(cls, work: Callable[[], T], where: Placement | None = None) -> BackgroundJob[T]:
-        """`work` started where `placement` says (or `where`, decided by the caller with it)."""
+        """`work` started where `where` says, by default where `placement` says now."""
         job = cls(work, placement() if where is None else where)
         if job.placement is Placement.PROCESS:
             job._fork()
@@ -197,6 +197,8 @@ def _answer(writer: Connection, work: Callable[[], object]) -> None:
         outcome = (_FAILED, _portable(exc))
     try:
         writer.send(outcome)
+    except BrokenPipeError:
+        pass  # the caller stopped waiting for the answer
     except Exception as exc:  # an answer that cannot be pickled is a bug of the work's
         writer.send((_FAILED, _portable(exc)))
     finally:
