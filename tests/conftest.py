@@ -59,12 +59,13 @@ def workspace(tmp_path, fixture_repo, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _cache_switch_reset():
-    """`--no-cache` is set anew by every command line; one run in-process (run_cli)
-    must not leave the cache off for the tests that run after it."""
+    """`--no-cache` and `--jobs` are set anew by every command line; one run in-process
+    (run_cli) must not leave the cache off, or the jobs counted, for the tests after it."""
     yield
-    from dshaudit.platform import cache
+    from dshaudit.platform import background, cache
 
     cache.configure(enabled=True)
+    background.configure(None)
 
 
 @pytest.fixture(autouse=True)

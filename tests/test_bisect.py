@@ -73,3 +73,16 @@ def test_bisect_bad_input(history):
     assert run.exit_code == 2 and "no citation on that line" in run.stderr
     run = run_cli("bisect", "src/context.ts:3", "--good", "bad", "--bad", "good")
     assert run.exit_code == 2 and "is not an ancestor" in run.stderr
+
+
+def test_git_failing_to_answer_is_not_read_as_not_an_ancestor(history):
+    """`git merge-base --is-ancestor` says "no" with status 1; a commit it cannot read is another failure."""
+    from dshaudit.core.errors import InputError, RepoError
+    from dshaudit.git.log import first_parent_path
+    from dshaudit.git.repository import DshRepository
+
+    repository = DshRepository.open(None, "unused")
+    with pytest.raises(InputError, match="is not an ancestor"):
+        first_parent_path(repository, history[-1], history[0])
+    with pytest.raises(RepoError, match="cannot tell whether 000000000000 is an ancestor"):
+        first_parent_path(repository, "0" * 40, history[0])

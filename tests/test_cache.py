@@ -7,6 +7,7 @@ import json
 import pytest
 
 from conftest import run_cli, write_findings
+from dshaudit.core.errors import InputError
 from dshaudit.core.model import Pin
 from dshaudit.facts.book import measure
 from dshaudit.git.repository import DshRepository
@@ -341,131 +342,77 @@ def test_an_entry_is_checked_once_and_again_after_it_is_replaced(tmp_path):
     assert shard.get("a") is None
 
 
-def test_claims_and_references_checked_in_other_processes_give_what_one_process_gives(facts_workspace, monkeypatch):
+def test_claims_and_references_checked_in_the_background_give_what_one_job_gives(facts_workspace, monkeypatch):
     """check measures claims, and looks up names and quoted code, in forked processes
-    beside the citations; with one worker (DSHAUDIT_WORKERS=1) in this one; and when a
-    child fails, here: the same answers."""
-    import os
-
-    from dshaudit.checking import verify
+    beside the citations; in threads where a fork is unsafe; with one job (--jobs 1)
+    here, in order: the same answers."""
+    from dshaudit.platform import background
 
     write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`; `AgentLoop` runs it.\n")
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")  # as on a machine with two processors
     started = []
-    real = verify._in_a_process
+    start = background.BackgroundJob.start.__func__
 
-    def recorded(*args):
-        waiting = real(*args)
-        started.append(waiting is not None)
-        return waiting
+    def recorded(cls, work, where=None):
+        job = start(cls, work, where)
+        started.append(job.placement)
+        return job
 
-    monkeypatch.setattr(verify, "_in_a_process", recorded)
+    monkeypatch.setattr(background.BackgroundJob, "start", classmethod(recorded))
     forked = outputs(("check", "--format", "json"))
-    assert started == [True, True], "the claims and the references went to processes of their own"
+    assert started == [background.Placement.PROCESS] * 2, "the claims and the references went to processes"
     monkeypatch.setenv("DSHAUDIT_NO_CACHE", "1")
     uncached = outputs(("check", "--format", "json"))
-    monkeypatch.setenv("DSHAUDIT_WORKERS", "1")
     started.clear()
+    rule = background.placement
+    monkeypatch.setattr(background, "placement", lambda: background.Placement.THREAD)
     threaded = outputs(("check", "--format", "json"))
-    assert started == [False, False]
-    monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
-    parent = os.getpid()
-    recovered = []
-    for step in ("_check_claims", "_check_references"):
-        original = getattr(verify, step)
-
-        def failing_in_the_child(*args, _original=original, **kwargs):
-            if os.getpid() != parent:
-                raise RuntimeError("the child fails")
-            return _original(*args, **kwargs)
-
-        monkeypatch.setattr(verify, step, failing_in_the_child)
-        recovered.append(outputs(("check", "--format", "json")))
-        monkeypatch.setattr(verify, step, original)
-    assert forked == uncached == threaded == recovered[0] == recovered[1]
+    assert started == [background.Placement.THREAD] * 2
+    monkeypatch.setattr(background, "placement", rule)
+    started.clear()
+    one_job = outputs(("--jobs", "1", "check", "--format", "json"))
+    assert started == []
+    assert forked == uncached == threaded == one_job
     report = json.loads(forked[0])
     assert report["summary"]["claims"]["confirmed"] == 3
     assert any(r["text"] == "AgentLoop" for r in report["references"]), "the names were looked up"
 
 
-def test_claims_and_names_started_before_the_citations_are_read_give_what_a_later_start_gives(
-    facts_workspace, monkeypatch
+@pytest.mark.parametrize("step", ["_check_claims", "_check_references"])
+@pytest.mark.parametrize(
+    ("error", "code", "said"),
+    [
+        (
+            InputError("the child fails", file="findings/f.md", line=3),
+            2,
+            "dshaudit: findings/f.md:3: the child fails\n",
+        ),
+        (ValueError("the child fails"), 4, "dshaudit: internal error: ValueError: the child fails"),
+    ],
+)
+def test_a_failure_in_a_background_process_is_reported_and_not_done_again(
+    facts_workspace, monkeypatch, step, error, code, said
 ):
-    """check starts the claims and the names from the findings read without their citations
-    (verify.start_ahead), before reading them whole: its answers are taken, and they are
-    what the processes started by check itself give."""
+    import os
+
     from dshaudit.checking import verify
 
-    write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`; `AgentLoop` runs it.\n")
+    write_findings(facts_workspace, CLAIMS + "`AgentLoop` runs it.\n")
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
-    served = []
-    real_serves = verify.Ahead.serves
-    monkeypatch.setattr(verify.Ahead, "serves", lambda self, *a: served.append(real_serves(self, *a)) or served[-1])
-    started_in_check = []
-    for step in ("_start_claims", "_reference_work"):
-        original = getattr(verify, step)
+    parent = os.getpid()
+    original = getattr(verify, step)
+    in_parent = []
 
-        def recording(*args, _step=step, _original=original, **kwargs):
-            started_in_check.append(_step)
-            return _original(*args, **kwargs)
+    def failing_in_the_child(*args, **kwargs):
+        if os.getpid() != parent:
+            raise error
+        in_parent.append(1)
+        return original(*args, **kwargs)
 
-        monkeypatch.setattr(verify, step, recording)
-    early = outputs(("check", "--format", "json"), ("check", "--pin", "v4", "--format", "json"))
-    assert served == [True, True], "check took the answers started ahead"
-    assert started_in_check == ["_reference_work", "_reference_work"], "only start_ahead read the names"
-    monkeypatch.setenv("DSHAUDIT_NO_CACHE", "1")
-    monkeypatch.setattr(verify, "start_ahead", lambda *a: None)
-    late = outputs(("check", "--format", "json"), ("check", "--pin", "v4", "--format", "json"))
-    assert early == late
-    report = json.loads(early[0])
-    assert report["summary"]["claims"]["confirmed"] == 3
-    assert any(r["text"] == "AgentLoop" for r in report["references"])
-
-
-def test_work_started_ahead_for_other_documents_is_stopped_and_not_used(facts_workspace, monkeypatch):
-    """verify.check takes what start_ahead started only for the documents it was started
-    for: given others (here a claim and a name differ), it stops that work and checks
-    them as it would have without it."""
-    from pathlib import Path
-
-    from dshaudit.app.commands import Session
-    from dshaudit.checking import verify
-    from dshaudit.platform import cache
-
-    monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
-    path = write_findings(facts_workspace, CLAIMS + "`AgentLoop` runs it.\n")
-    session = Session.open(None, None, (Path("findings"),))
-    cache.begin()
-    try:
-        early = session.read_early((), ())
-        ahead = verify.start_ahead(early, session.pins, session.repository, None)
-        assert ahead is not None and ahead.claims is not None and ahead.references is not None
-        path.write_text(path.read_text().replace(">= 1", ">= 99").replace("AgentLoop", "NoSuchLoopAnywhere"))
-        files = session.documents((), ())
-        assert not ahead.serves(files, None)
-        given = verify.check(files, session.pins, session.repository, ahead=ahead)
-        assert not ahead.claims.child.is_alive() and not ahead.references.child.is_alive()
-        alone = verify.check(files, session.pins, session.repository)
-    finally:
-        cache.end()
-    assert given == alone
-    assert sum(v.status.value == "confirmed" for v in given.claims) == 2
-    assert any(r.text == "NoSuchLoopAnywhere" for _, r in given.references)
-
-
-def test_findings_read_early_and_completed_are_the_findings_read_whole(facts_workspace):
-    from pathlib import Path
-
-    from dshaudit.app.commands import Session
-
-    write_findings(facts_workspace, CLAIMS + "`packages/core/agent/src/index.ts:1` → `export`; `AgentLoop` runs it.\n")
-    write_findings(
-        facts_workspace, "No front matter here; `packages/core/agent/src/index.ts:1` → `export`.\n", name="g.md"
-    )
-    session = Session.open(None, None, (Path("findings"),))
-    early = session.read_early((), ())
-    assert early and all(not f.citations for f in early) and any(f.claims for f in early)
-    assert session.documents((), (), early) == session.documents((), ())
+    monkeypatch.setattr(verify, step, failing_in_the_child)
+    result = run_cli("check", "--format", "json")
+    assert result.exit_code == code and result.stderr.startswith(said)
+    assert in_parent == []
 
 
 @pytest.mark.parametrize("step", ["_check_claims", "_check_references"])

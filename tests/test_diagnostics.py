@@ -253,7 +253,7 @@ def test_rebase_sarif_lists_moves_as_notes_and_losses_as_errors(workspace):
 
 
 def test_a_file_edited_while_rebase_runs_is_not_overwritten(workspace, monkeypatch):
-    import dshaudit.moves.rebase as rebase
+    import dshaudit.moves.rebaser as rebase
 
     path = write_findings(workspace, f"`{CONTEXT}:14` → `this.fiber`\n")
     real = rebase.Rebaser.move
@@ -278,7 +278,8 @@ def test_a_file_edited_while_rebase_runs_is_not_overwritten(workspace, monkeypat
 
 def test_every_failing_status_is_a_rule_with_its_own_texts():
     from dshaudit.checking.lint import LintCode
-    from dshaudit.moves.rebase import ClaimChange, MoveStatus
+    from dshaudit.moves.rebase import ClaimChange
+    from dshaudit.moves.rebaser import MoveStatus
 
     enums: list[type[DiagnosticStatus]] = [Status, ClaimStatus, LintCode, MoveStatus, ClaimChange]
     for enum in enums:

@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 
 from conftest import run_cli, write_findings
-from dshaudit.checking.verify import check_outcome
+from dshaudit.checking.outcome import check_outcome
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.model import Citation, ClaimStatus, LineRange, Pin, SourceLocation, Status, Verdict
 from dshaudit.core.results import CheckResult
@@ -115,7 +115,7 @@ def test_sarif_validates_against_the_shipped_schema(audit):
         assert r["shortDescription"]["text"] and r["help"]["text"]
     # One rule per status that says something is wrong: of citations, claims, names and what was
     # not checked; no name shared.
-    from dshaudit.checking.verify import Coverage
+    from dshaudit.checking.outcome import Coverage
     from dshaudit.core.references import ReferenceStatus
 
     assert not {s.value for s in Status} & {s.value for s in ClaimStatus} & {s.value for s in ReferenceStatus}

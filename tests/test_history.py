@@ -12,9 +12,10 @@ import pytest
 
 from conftest import run_cli
 from dshaudit.facts.book import registry
+from dshaudit.git.log import read_steps
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
-from dshaudit.moves.history import pull_request, read_steps
+from dshaudit.moves.history_result import pull_request
 from fixture_repo import _commit, _write, git
 
 CONTEXT = "export class Context {\n  constructor() {\n    this.fiber = new Fiber()\n  }\n}\n"

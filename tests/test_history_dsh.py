@@ -73,7 +73,7 @@ def test_first_broken_is_bisects_answer_for_every_broken_citation(runs, dsh_repo
     from dataclasses import replace
 
     from dshaudit.app.commands import Session
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.checking.citations import Verifier
     from dshaudit.core.model import Pin
     from dshaudit.documents.findings import load_findings_file
     from dshaudit.moves.bisect import bisect
@@ -122,9 +122,9 @@ def test_first_broken_is_bisects_answer_for_every_broken_citation(runs, dsh_repo
 
 
 def test_derived_trees_are_the_listed_ones(dsh_repo):
+    from dshaudit.git.log import read_steps
     from dshaudit.git.repository import DshRepository
     from dshaudit.git.snapshot import Snapshot
-    from dshaudit.moves.history import read_steps
 
     repository = DshRepository.open(str(dsh_repo), "unused")
     tree = repository.snapshot(RC7)

@@ -7,8 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dshaudit.checking.suspect import FileView, suspect
 from dshaudit.core.model import LineRange
-from dshaudit.documents.inference import FileView, Inferred, WordIndex, infer, suspect
+from dshaudit.documents.inference import Inferred, infer
+from dshaudit.documents.matching import WordIndex
 
 EVENTS = """\
 /**

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dshaudit.core.diagnostics import Outcome
-from dshaudit.core.errors import DshauditError, InputError
+from dshaudit.core.errors import InputError
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
-from dshaudit.documents.findings import FindingsFile, collect_markdown, load_findings_file, with_citations
+from dshaudit.documents.findings import FindingsFile, collect_markdown, load_findings_file
 from dshaudit.output.pages import Page
 from dshaudit.platform.config import Config, load_config
 
 if TYPE_CHECKING:
-    from dshaudit.checking.verify import FileText
+    from dshaudit.checking.citations import FileText
     from dshaudit.git.pins import PinResolver
     from dshaudit.git.repository import DshRepository
 
@@ -40,12 +40,6 @@ class LazyRepository:
         """Whether the clone is open already (the language server opens it, or
         makes it, with a progress report, before it is first needed)."""
         return self._opened is not None
-
-    def at_hand(self) -> bool:
-        """Whether opening the clone makes no clone (it is open, or found on disk)."""
-        from dshaudit.git.repository import DshRepository
-
-        return self._opened is not None or DshRepository.at_hand(self.spec, self.upstream_url)
 
     def __call__(self) -> DshRepository:
         if self._opened is None:
@@ -84,25 +78,9 @@ class Session:
         web = self.config.web_url
         return [load_findings_file(p, web) for p in collect_markdown(list(self.default_paths(paths)))]
 
-    def read_early(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...]) -> list[FindingsFile]:
-        """The findings of PATHS read without their citations (text, pin and claims), when
-        the clone is at hand and there are no tree documents; else nothing. What cannot be
-        read is left for `documents` to report."""
-        if tree_docs or not self.repository.at_hand():
-            return []
-        try:
-            return [load_findings_file(p, citations=False) for p in collect_markdown(list(self.default_paths(paths)))]
-        except DshauditError:
-            return []
-
-    def documents(
-        self, paths: tuple[Path, ...], tree_docs: tuple[str, ...], early: list[FindingsFile] | None = None
-    ) -> list[FindingsFile]:
+    def documents(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...]) -> list[FindingsFile]:
         """The findings files of PATHS (default findings/, unless only tree documents are asked for),
-        then the documents of each --tree-docs. `early`: the findings as `read_early` read
-        them, completed here with their citations instead of being read again."""
-        if early:
-            return [with_citations(f, self.config.web_url) for f in early] + self.tree_docs(tree_docs)
+        then the documents of each --tree-docs."""
         return (self.findings(paths) if paths or not tree_docs else []) + self.tree_docs(tree_docs)
 
     def tree_docs(self, specs: tuple[str, ...]) -> list[FindingsFile]:
@@ -128,20 +106,12 @@ class Session:
 def check(
     session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool, tree_docs: tuple[str, ...] = ()
 ) -> Outcome:
+    from dshaudit.checking.outcome import check_outcome, coverage
     from dshaudit.checking.verify import check as run_check
-    from dshaudit.checking.verify import check_outcome, coverage, start_ahead
     from dshaudit.moves.carry import carried_verdicts
 
-    # The claims and names are looked up from the start, in other processes, from the findings
-    # read without their citations, while their citations are read here (verify.Ahead).
-    early = session.read_early(paths, tree_docs)
-    ahead = start_ahead(early, session.pins, session.repository, pin) if early else None
-    try:
-        files = session.documents(paths, tree_docs, early)
-        result = run_check(files, session.pins, session.repository, pin, ahead=ahead, carry=carried_verdicts)
-    finally:
-        if ahead is not None:
-            ahead.stop()
+    files = session.documents(paths, tree_docs)
+    result = run_check(files, session.pins, session.repository, pin, carry=carried_verdicts)
     unchecked = coverage(files, result, tuple(str(p) for p in paths))
     return check_outcome(result, session.config.web_url, strict, coverage=unchecked)
 
@@ -171,7 +141,7 @@ class Cited:
 def cited(session: Session, citation: str, pin: str | None) -> Cited:
     """CITATION (`PATH:LINES[@PIN]` or `PATH#Symbol[@PIN]`) read at its pin, else
     `pin`, else the default pin; an InputError unless it holds (a warning is fine)."""
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.checking.citations import Verifier
     from dshaudit.documents.grammar import find_citations
 
     found = find_citations(citation)
@@ -327,7 +297,7 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
 
 
 def bisect(session: Session, target: str, good: str, bad: str, anchors: tuple[str, ...]) -> Outcome:
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.checking.citations import Verifier
     from dshaudit.documents.claims import show as show_value
     from dshaudit.facts.book import FactBook, registry
     from dshaudit.moves.bisect import bisect as run_bisect
@@ -390,7 +360,7 @@ def report(
     With `since`, the upstream changes from that pin to the report's (the first
     --pin, else the one pin the files name) are a section of it."""
     from dshaudit.app.report import PinRun, build_report
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.checking.citations import Verifier
     from dshaudit.checking.verify import check as run_check
     from dshaudit.facts.book import FactBook
     from dshaudit.moves.carry import carried_verdicts
@@ -431,7 +401,7 @@ def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcom
     """Anchors for a document's unanchored citations, and its wild forms made
     canonical: listed, or with --write made in the file (atomically)."""
     from dshaudit.checking.anchoring import Anchored, apply, propose
-    from dshaudit.checking.verify import Verifier
+    from dshaudit.checking.citations import Verifier
     from dshaudit.checking.verify import check as run_check
     from dshaudit.core.diagnostics import Diagnostic, Summary
     from dshaudit.core.status import Severity

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dshaudit.app.upstream import history_model
-from dshaudit.checking.verify import FileText
+from dshaudit.checking.citations import FileText
 from dshaudit.core.diagnostics import permalink
 from dshaudit.core.model import (
     ClaimVerdict,
@@ -36,7 +36,7 @@ from dshaudit.platform.config import Config
 
 if TYPE_CHECKING:
     from dshaudit.core.references import Reference
-    from dshaudit.moves.history import HistoryResult
+    from dshaudit.moves.history_result import HistoryResult
 
 MAX_CITED_LINES = 12
 # Reads a file of DSH at a pin (None: not a text file there).

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dshaudit.moves.history import HistoryResult, pull_request
+from dshaudit.moves.history_result import HistoryResult, pull_request
 
 if TYPE_CHECKING:
-    from dshaudit.moves.bisect import Commit
+    from dshaudit.git.log import Commit
 
 # The timeline's drawing box: the SVG stretches it to the page's width
 # (preserveAspectRatio="none"), so no text is drawn inside it; labels are HTML.

@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dshaudit.checking.verify import FileText
+from dshaudit.checking.citations import FileText
 from dshaudit.core.model import Citation, Pin, Status, Verdict, format_lines
 from dshaudit.core.status import DiagnosticStatus, Severity
 from dshaudit.documents.findings import join_raw_lines, raw_lines
-from dshaudit.documents.inference import squash
+from dshaudit.documents.matching import squash
 
 _TOKEN_RE = re.compile(r"""'[^'\n]{2,60}'|"[^"\n]{2,60}"|[A-Za-z_$][\w$]{2,}""")
 _WORD_RE = re.compile(r"[A-Za-z][\w-]{3,}")

@@ -1,366 +1,30 @@
-"""Verify citations against snapshots: the one core loop of `dshaudit check`.
+"""`dshaudit check`: every citation, claim and name of the documents, checked at their pins.
 
-Each citation is checked at its strongest level, and the first failing level
-decides its status: path, then range, then symbol anchor, then content anchor.
+The citations are checked here (citations.py), while the claims are measured
+and the names and quoted code looked up in the background (platform/background.py).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
-from itertools import accumulate
-from typing import TYPE_CHECKING, Generic, TypeVar
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
 
-from dshaudit.core.diagnostics import Diagnostic, Outcome, Place, Summary, permalink, rules_of
+from dshaudit.checking.citations import Verifier
 from dshaudit.core.errors import DshauditError, InputError, RepoError
-from dshaudit.core.model import (
-    Citation,
-    Claim,
-    ClaimStatus,
-    ClaimVerdict,
-    LineRange,
-    Pin,
-    SourceLocation,
-    Status,
-    Verdict,
-    format_lines,
-)
+from dshaudit.core.model import Citation, ClaimVerdict, Pin, SourceLocation, Verdict
 from dshaudit.core.results import CheckResult
-from dshaudit.core.status import DiagnosticStatus, Reach, Severity
-from dshaudit.documents.findings import MARKDOWN_ENDINGS, FindingsFile
-from dshaudit.documents.inference import FileView, Inferred, WordIndex, alnum, squash, suspect
-from dshaudit.documents.paths import path_problem
+from dshaudit.documents.findings import FindingsFile
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
-from dshaudit.git.snapshot import Snapshot
-from dshaudit.lang.symbols import SymbolTable, build_symbol_table
-
-_T = TypeVar("_T")
+from dshaudit.git.twin import in_background
+from dshaudit.platform import background
+from dshaudit.platform.background import BackgroundJob, Placement
 
 if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-    from multiprocessing.process import BaseProcess
-
     from dshaudit.core.references import Reference
     from dshaudit.documents.names import Name
     from dshaudit.facts.book import FactBook
-
-BINARY_SNIFF_BYTES = 8000
-# Files whose declarations tree-sitter reads (the TypeScript grammar).
-SYMBOL_FILE_ENDINGS = frozenset({"ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"})
-PROSE_FILE_ENDINGS = MARKDOWN_ENDINGS + (".txt", ".rst")  # their brackets are the prose's
-
-
-@dataclass
-class FileText:
-    """A blob decoded into lines, with a whitespace-free index for anchor search."""
-
-    lines: list[str]
-    _squashed: str | None = None
-    _line_starts: list[int] | None = None
-    _words: WordIndex | None = None
-
-    def words(self) -> WordIndex:
-        """Which lines hold each word (for citations without an anchor): built on first need."""
-        if self._words is None:
-            self._words = WordIndex(self.lines)
-        return self._words
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> FileText:
-        text = data.decode("utf-8", errors="replace")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()  # a final newline ends the last line; it does not start another
-        return cls([ln.removesuffix("\r") for ln in lines])
-
-    def cited_text(self, ranges: tuple[LineRange, ...]) -> str:
-        return "\n".join("\n".join(self.lines[r.start - 1 : r.end]) for r in ranges)
-
-    def find(self, anchor: str) -> list[int]:
-        """1-based lines where the whitespace-free anchor starts, anywhere in the file."""
-        if self._squashed is None:
-            parts = ["".join(ln.split()) for ln in self.lines]  # squash, inlined: files have thousands of lines
-            self._squashed = "".join(parts)
-            self._line_starts = list(accumulate(map(len, parts), initial=0))[:-1]
-        needle = squash(anchor)
-        if not needle or self._line_starts is None:
-            return []
-        hits: list[int] = []
-        i = self._squashed.find(needle)
-        while i != -1:
-            line = bisect_right(self._line_starts, i)
-            if not hits or hits[-1] != line:
-                hits.append(line)
-            i = self._squashed.find(needle, i + 1)
-        return hits
-
-
-def _describe_lines(lines: list[int], limit: int = 5) -> str:
-    shown = ", ".join(str(n) for n in lines[:limit])
-    more = f" and {len(lines) - limit} more" if len(lines) > limit else ""
-    return ("line " if len(lines) == 1 else "lines ") + shown + more
-
-
-def _region_words(region: tuple[LineRange, ...]) -> str:
-    single = len(region) == 1 and region[0].start == region[0].end
-    return ("line " if single else "lines ") + format_lines(region)
-
-
-_ANYWHERE = SourceLocation("", 0, 0)
-
-
-class Verifier:
-    """Checks citations; caches decoded files and symbol tables by blob id.
-
-    The repository is opened on first need (a citation that is malformed or
-    names no pin needs none)."""
-
-    def __init__(self, resolver: PinResolver, repository: Callable[[], DshRepository]):
-        self.resolver = resolver
-        self.repository = repository
-        self._texts: dict[str, FileText | None] = {}
-        self._symbols: dict[tuple[str, str], SymbolTable] = {}
-        self._verdicts: dict[tuple[Citation, Pin | None, str | None], Verdict] = {}
-        self._blobs: dict[str, bytes] = {}  # read ahead (`read_ahead`), by blob id
-
-    def forget(self, blobs: set[str]) -> None:
-        """Let go of what was read and parsed of these blobs (history drops the files each commit replaces)."""
-        for blob in blobs:
-            self._texts.pop(blob, None)
-            self._blobs.pop(blob, None)
-        self._symbols = {k: v for k, v in self._symbols.items() if k[0] not in blobs}
-
-    def read_ahead(self, snap: Snapshot, paths: Iterable[str]) -> None:
-        """Read the files at these paths in one batch: one git process for them
-        all, not one round trip each, which costs most while other git work runs."""
-        wanted = {e.blob_sha for p in paths if (e := snap.entry(p)) is not None and e.kind == "blob" and e.blob_sha}
-        self._blobs.update(snap.read_many(sorted(wanted - self._blobs.keys())))
-
-    def _read(self, snap: Snapshot, blob_sha: str) -> bytes:
-        data = self._blobs.get(blob_sha)
-        return data if data is not None else snap.read(blob_sha)
-
-    def text(self, snap: Snapshot, path: str) -> FileText | None:
-        """The file at `path` as lines; None for anything but a text file."""
-        entry = snap.entry(path)
-        if entry is None or entry.kind != "blob" or entry.blob_sha is None:
-            return None
-        return self._text(snap, entry.blob_sha)
-
-    def _text(self, snap: Snapshot, blob_sha: str) -> FileText | None:
-        if blob_sha not in self._texts:
-            data = self._read(snap, blob_sha)
-            self._texts[blob_sha] = None if b"\0" in data[:BINARY_SNIFF_BYTES] else FileText.from_bytes(data)
-        return self._texts[blob_sha]
-
-    def symbols(self, snap: Snapshot, path: str) -> SymbolTable:
-        """The declarations of the file at `path` (which must be a file)."""
-        entry = snap.entry(path)
-        if entry is None or entry.blob_sha is None:
-            raise ValueError(f"{path} is not a file at {snap.sha}")
-        key = (entry.blob_sha, path.rsplit(".", 1)[-1])
-        if key not in self._symbols:
-            self._symbols[key] = build_symbol_table(path, self._read(snap, entry.blob_sha))
-        return self._symbols[key]
-
-    def verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
-        """The citation's verdict at `pin` (None: `ref_text`, the reference as
-        written, named no pin; None too: nothing named one).
-
-        A commit's content never changes, so a verdict is remembered by what
-        was cited, wherever it was written: the language server checks a
-        document again on each keystroke, and its citations are as they were."""
-        key = (replace(citation, source=_ANYWHERE), pin, ref_text)
-        known = self._verdicts.get(key)
-        if known is None:
-            known = self._verdicts[key] = self._verify(key[0], pin, ref_text)
-        return replace(known, citation=citation)
-
-    def _verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
-        def verdict(status: Status, message: str) -> Verdict:
-            return Verdict(citation, pin, status, message)
-
-        if citation.problem:
-            return verdict(Status.INVALID_CITATION, citation.problem)
-        problem = path_problem(citation.path)
-        if problem:
-            return verdict(Status.INVALID_CITATION, problem)
-        if pin is None:
-            return verdict(
-                Status.UNKNOWN_PIN,
-                self.resolver.unknown(ref_text)
-                if ref_text
-                else "no pin: the findings file names none in its front matter",
-            )
-        if citation.form == "permalink" and not self.repository().has_commit(pin.sha):
-            return verdict(Status.UNKNOWN_PIN, f"the permalink's commit {pin.sha} is not in the DSH clone")
-        snap = self.repository().snapshot(pin.sha, pin.name)
-        path, how = self._resolve_path(citation, snap)
-        if path is None:
-            if how:
-                return verdict(Status.AMBIGUOUS_PATH, how)
-            close = snap.closest_paths(citation.path)
-            hint = f"; closest existing path: {close[0]}" if close else ""
-            return verdict(Status.MISSING_PATH, f"no such file at {pin.name}{hint}")
-        status, message, resolved = self._check_file(citation, snap, path, pin)
-        return Verdict(citation, pin, status, (how + "; " if how else "") + message, resolved, path)
-
-    def _check_file(
-        self, citation: Citation, snap: Snapshot, path: str, pin: Pin
-    ) -> tuple[Status, str, tuple[LineRange, ...]]:
-        """The levels after the path: a text file, lines in range, symbol, anchors, inferred anchors."""
-
-        def failed(
-            status: Status, message: str, resolved: tuple[LineRange, ...] = ()
-        ) -> tuple[Status, str, tuple[LineRange, ...]]:
-            return status, message, resolved
-
-        entry = snap.entry(path)
-        assert entry is not None
-        if entry.kind != "blob" or entry.blob_sha is None:
-            what = {"tree": "a directory", "submodule": "a submodule", "symlink": "a symbolic link"}[entry.kind]
-            return failed(Status.NOT_A_FILE, f"{path} is {what} at {pin.name}, not a file")
-        text = self._text(snap, entry.blob_sha)
-        if text is None:
-            return failed(Status.BINARY, f"{path} is binary at {pin.name}; cite text files only")
-        n = len(text.lines)
-        for r in citation.lines:
-            if r.end > n:
-                what = f"line {r.start} is" if r.start == r.end else f"range {r} ends"
-                return failed(Status.OUT_OF_RANGE, f"{what} past the end of the file ({n} lines at {pin.name})")
-        region = citation.lines
-        if citation.symbol:
-            table = self.symbols(snap, path)
-            spans = table.resolve(citation.symbol)
-            if not spans:
-                return failed(Status.UNKNOWN_SYMBOL, self._unknown_symbol_message(citation.symbol, table))
-            if citation.lines:
-                outside = [r for r in citation.lines if not any(s.start <= r.start and r.end <= s.end for s in spans)]
-                if outside:
-                    return failed(
-                        Status.OUTSIDE_SYMBOL,
-                        f"lines {format_lines(tuple(outside))} are outside {citation.symbol} "
-                        f"(declared at {format_lines(spans)})",
-                        spans,
-                    )
-            else:
-                region = spans
-        missing = []
-        if citation.anchors:
-            # Each cited part is matched on its own: an anchor must stand within
-            # one part, never in the join of two parts with uncited lines between.
-            parts = [squash(text.cited_text((block,))) for block in contiguous(region)]
-            missing = [a for a in citation.anchors if not any(squash(a) in part for part in parts)]
-        if missing:
-            return failed(Status.CONTENT_MISMATCH, self._mismatch_message(missing, region, text), region)
-        if citation.declared:
-            held = self._declaration_holding(snap, path, region, text)
-            inside = squash(text.cited_text((held,)))
-            absent = [d for d in citation.declared if squash(d) not in inside]
-            if absent:
-                hits = text.find(absent[0])
-                now = f"; it is at {_describe_lines(hits)}" if hits else f"; it is nowhere in {path}"
-                return failed(
-                    Status.CONTENT_MISMATCH,
-                    f"`{absent[0]}`, quoted beside the citation, is not in the declaration at "
-                    f"{_region_words((held,))}{now}",
-                    region,
-                )
-        if citation.expected_code:
-            whole = alnum("\n".join(text.lines))
-            absent = [code for code in citation.expected_code if alnum(code) not in whole]
-            if absent:
-                return failed(Status.CONTENT_MISMATCH, f"`{absent[0]}` is nowhere in {path} at {pin.name}")
-        if region and not (citation.has_anchor or citation.expected_code):
-            declarations = self.symbols(snap, path).spans if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS else {}
-            reason = suspect(
-                Inferred(citation.inferred, citation.block, citation.words),
-                region,
-                FileView(text.lines, declarations, text.words(), path.lower().endswith(PROSE_FILE_ENDINGS)),
-            )
-            if reason:
-                return failed(Status.SUSPECT, reason, region)
-        if pin.branch:
-            return failed(
-                Status.UNPINNED,
-                f"holds at branch {pin.name} ({pin.sha[:12]}), but a branch moves: cite a commit",
-                region,
-            )
-        return failed(Status.OK, "ok", region)
-
-    def _declaration_holding(
-        self, snap: Snapshot, path: str, region: tuple[LineRange, ...], text: FileText
-    ) -> LineRange:
-        """The smallest declaration (doc comment included) that holds the first cited line; the cited lines
-        themselves when no declaration does, or the file is not one tree-sitter reads."""
-        first = region[0].start
-        if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS:
-            spans = [s for spans in self.symbols(snap, path).spans.values() for s in spans if s.start <= first <= s.end]
-            if spans:
-                return min(spans, key=lambda s: s.end - s.start)
-        return LineRange(first, max(r.end for r in region))
-
-    def _resolve_path(self, citation: Citation, snap: Snapshot) -> tuple[str | None, str]:
-        """The tree path a citation names, and how it was found ('' when as written).
-        (None, why) when several paths could be meant; (None, '') when none."""
-        path = citation.path
-        if snap.entry(path) is not None:
-            return path, ""
-        if citation.context_dir:
-            folder = citation.context_dir
-            while folder:
-                if snap.entry(f"{folder}/{path}") is not None:
-                    return f"{folder}/{path}", f"`{path}` read as {folder}/{path} (after the path before it)"
-                folder = folder.rpartition("/")[0]
-        candidates = snap.paths_ending_with(path)
-        if len(candidates) > 1 and citation.nearby:
-            near = [
-                c
-                for c in candidates
-                if any(c.startswith(d + "/") or d.startswith(c.rsplit("/", 1)[0]) for d in citation.nearby)
-            ]
-            if len(near) == 1:
-                return near[0], f"`{path}` read as {near[0]} (the one under a folder this section cites)"
-        if len(candidates) == 1:
-            return candidates[0], f"`{path}` read as {candidates[0]} (the only file whose path ends so)"
-        if candidates:
-            shown = ", ".join(candidates[:5]) + (f" and {len(candidates) - 5} more" if len(candidates) > 5 else "")
-            return None, f"`{path}` could be any of {len(candidates)} files: {shown}"
-        return None, ""
-
-    @staticmethod
-    def _unknown_symbol_message(symbol: str, table: SymbolTable) -> str:
-        import difflib
-
-        close = difflib.get_close_matches(symbol, table.names(), n=1, cutoff=0.6)
-        msg = f"no declaration named {symbol}"
-        if close:
-            msg += f"; closest: {close[0]} at line {table.spans[close[0]][0].start}"
-        if table.first_error_line:
-            msg += f" (tree-sitter could not parse the file at line {table.first_error_line})"
-        return msg
-
-    @staticmethod
-    def _mismatch_message(missing: list[str], region: tuple[LineRange, ...], text: FileText) -> str:
-        parts = []
-        for anchor in missing:
-            hits = text.find(anchor)
-            where = f"now at {_describe_lines(hits)}" if hits else "not found anywhere in the file"
-            parts.append(f"`{anchor}` is not on {_region_words(region)}; {where}")
-        return "; ".join(parts)
-
-
-def contiguous(ranges: tuple[LineRange, ...]) -> list[LineRange]:
-    """Ranges that touch or overlap merged: lines 75 and 76 are one block of text, 75 and 77 are two."""
-    blocks: list[LineRange] = []
-    for r in sorted(ranges):
-        if blocks and r.start <= blocks[-1].end + 1:
-            blocks[-1] = LineRange(blocks[-1].start, max(blocks[-1].end, r.end))
-        else:
-            blocks.append(r)
-    return blocks
 
 
 def check(
@@ -374,7 +38,6 @@ def check(
     references: bool = True,
     verifier: Verifier | None = None,
     book: FactBook | None = None,
-    ahead: Ahead | None = None,
     carry: Carry | None = None,
 ) -> CheckResult:
     """Verify every citation and evaluate every claim of every file. The
@@ -382,16 +45,15 @@ def check(
     malformed citations need no clone. `citations=False` evaluates claims only,
     `claims=False` citations only. A caller that checks again and again (the
     language server) passes its own `verifier` and `book`, which keep what
-    they read; without them each check reads afresh. `ahead`: the claims and names
-    already being looked up (`start_ahead`), used when they are these documents'. `carry`:
-    how citations of documents written at another pin are carried (moves/carry.py).
+    they read; without them each check reads afresh. `carry`: how citations of
+    documents written at another pin are carried (moves/carry.py).
     A pin that names nothing is an input error for --pin and front matter, and
     an `unknown_pin` verdict for a citation's own `@` suffix."""
     _require_pins(files, resolver, pin_override)
-    # Claims are measured in a process of their own (else a thread), mostly waiting on
-    # git; the names and quoted code are looked up in another, when forking is safe;
-    # citations are checked here meanwhile. The trees they all read are listed before
-    # the first of those starts, once: the others begin with the listings (DshRepository.twin).
+    # The claims are measured, and the names and quoted code looked up, in the background
+    # (platform/background.py) while the citations are checked here. The trees they all
+    # read are listed before the first of those starts, once: the others begin with the
+    # listings (DshRepository.twin).
     listed: list[DshRepository] = []
 
     def opened() -> DshRepository:
@@ -400,44 +62,26 @@ def check(
             _list_trees(files, resolver, listed[0], pin_override)
         return listed[0]
 
-    if ahead is not None and not (book is None and verifier is None and ahead.serves(files, pin_override)):
-        ahead.stop()
-        ahead = None
-    if ahead is not None and claims and ahead.claims is not None:
-        claimed: Callable[[], list[ClaimVerdict]] = ahead.claims
-    else:
-        claimed = _start_claims(files, resolver, opened, pin_override, book) if claims else lambda: []
+    kept = book is not None or verifier is not None  # what is read stays in this process, for the next check
+    claimed = _start_claims(files, resolver, opened, pin_override, book) if claims else BackgroundJob.done([])
     try:
-        looked: Callable[[], list[tuple[Pin, Reference]]] | None
-        if ahead is not None and references and ahead.references is not None:
-            work, looked = ahead.work, ahead.references
-        else:
-            work = _reference_work(files, resolver, pin_override) if references else []
-            looked = (
-                _references_elsewhere(work, resolver, opened(), repository)
-                if work and book is None and verifier is None
-                else None
+        work = _reference_work(files, resolver, pin_override) if references else []
+        looked = _start_references(work, resolver, repository, opened, kept)
+        try:
+            verdicts = (
+                _check_citations(files, verifier or Verifier(resolver, repository), pin_override, carry)
+                if citations
+                else []
             )
-        if work and looked is None:
-            _prefetch_references(work, repository)
+            looked_up = looked.result()
+        except BaseException:
+            looked.stop()
+            raise
+        claim_verdicts = claimed.result()
     except BaseException:
-        _wait_quietly(claimed)
+        claimed.stop()
         raise
-    try:
-        verdicts = (
-            _check_citations(files, verifier or Verifier(resolver, repository), pin_override, carry)
-            if citations
-            else []
-        )
-        looked_up = looked() if looked is not None else _check_references(work, resolver, repository)
-    except BaseException:
-        if looked is None:
-            _stop_references(work, repository)
-        else:
-            _wait_quietly(looked)
-        _wait_quietly(claimed)
-        raise
-    return CheckResult(tuple(verdicts), tuple(claimed()), tuple(looked_up))
+    return CheckResult(tuple(verdicts), tuple(claim_verdicts), tuple(looked_up))
 
 
 def _require_pins(files: list[FindingsFile], resolver: PinResolver, pin_override: str | None) -> None:
@@ -471,39 +115,22 @@ def _list_trees(
         pass
 
 
-def _wait_quietly(waiting: Callable[[], object]) -> None:
-    """Let work started elsewhere finish (its worker processes stop with it) when the check fails here."""
-    try:
-        waiting()
-    except Exception:
-        pass
-
-
 def _start_claims(
     files: list[FindingsFile],
     resolver: PinResolver,
     repository: Callable[[], DshRepository],
     pin_override: str | None,
     book: FactBook | None,
-) -> Callable[[], list[ClaimVerdict]]:
-    """The claims' verdicts, as a function that waits for them. When facts must
-    be measured, that runs in a forked process (`_in_a_process`), else in a
-    thread through a handle of its own on the clone (`DshRepository.twin`),
-    while the caller checks citations; a caller with its own `book` (the
-    language server) has them measured when it asks."""
-    from concurrent.futures import ThreadPoolExecutor
-
+) -> BackgroundJob[list[ClaimVerdict]]:
+    """The claims' verdicts, measured in the background when there are facts to
+    measure; a caller with its own `book` (the language server) has them measured
+    here when it asks, into that book."""
     if book is not None or not _measures(files):
-        return lambda: _check_claims(files, resolver, repository, pin_override, book)
-    here = repository()
-    elsewhere = _claims_elsewhere(files, resolver, here, pin_override)
-    if elsewhere is not None:
-        return elsewhere
-    twin = here.twin()
-    executor = ThreadPoolExecutor(1, thread_name_prefix="dshaudit-claims")
-    future = executor.submit(_check_claims, files, resolver, lambda: twin, pin_override)
-    executor.shutdown(wait=False)  # no more work; the caller waits through `future.result`, which raises what it raised
-    return future.result
+        return BackgroundJob.inline(partial(_check_claims, files, resolver, repository, pin_override, book))
+    return in_background(
+        repository(),
+        lambda clone: _check_claims(files, PinResolver(resolver.config, lambda: clone), lambda: clone, pin_override),
+    )
 
 
 def _measures(files: list[FindingsFile]) -> bool:
@@ -511,171 +138,25 @@ def _measures(files: list[FindingsFile]) -> bool:
     return any(not c.problem for f in files for c in f.claims)
 
 
-def _claims_elsewhere(
-    files: list[FindingsFile], resolver: PinResolver, here: DshRepository, pin_override: str | None
-) -> _Elsewhere[list[ClaimVerdict]] | None:
-    return _in_a_process(
-        here,
-        lambda twin: _check_claims(files, PinResolver(resolver.config, lambda: twin), lambda: twin, pin_override),
-        lambda: _check_claims(files, resolver, lambda: here, pin_override),
-    )
-
-
-@dataclass
-class Ahead:
-    """The claims and the names of the documents being looked up from the start of a
-    check, each in a process of its own, from the documents read without their
-    citations, while this process parses those: the other core starts work while it
-    would idle. `check` takes the answers only for the documents they were started
-    for (same paths, pins, claims and text); given others, it stops this work."""
-
-    files: list[FindingsFile]
-    pin_override: str | None
-    claims: _Elsewhere[list[ClaimVerdict]] | None
-    work: list[_Work]  # the names and absence claims the references process looks up
-    references: _Elsewhere[list[tuple[Pin, Reference]]] | None
-
-    def serves(self, files: list[FindingsFile], pin_override: str | None) -> bool:
-        return pin_override == self.pin_override and _read_alike(files) == _read_alike(self.files)
-
-    def stop(self) -> None:
-        """Stop what still runs (its answer is not wanted)."""
-        for started in (self.claims, self.references):
-            if started is not None:
-                started.stop()
-
-
-def _read_alike(files: list[FindingsFile]) -> list[tuple[str, str | None, tuple[Claim, ...], str]]:
-    return [(f.path, f.pin, f.claims, f.text) for f in files]
-
-
-def start_ahead(
-    files: list[FindingsFile], resolver: PinResolver, repository: Callable[[], DshRepository], pin_override: str | None
-) -> Ahead | None:
-    """Start measuring the claims of `files` (read without their citations) and looking up
-    their names, in other processes, now; None when a pin names nothing or the input
-    is refused (`check` reports it), or there is no process to run them in."""
-    if not _can_fork():
-        return None
-
-    def reference_work() -> list[_Work]:
-        try:
-            return _reference_work(files, resolver, pin_override)
-        except DshauditError:
-            return []  # check finds it again, and reports it
-
-    measures = _measures(files)
-    work = None if measures else reference_work()  # with claims to measure, read after their process starts
-    if not (measures or work):
-        return None  # nothing to start: the clone is not opened for it
-    try:
-        _require_pins(files, resolver, pin_override)
-        here = repository()
-        _list_trees(files, resolver, here, pin_override)  # shared, as check's own processes share it
-    except DshauditError:
-        return None
-    claims = _claims_elsewhere(files, resolver, here, pin_override) if measures else None
-    work = reference_work() if work is None else work
-    references = _references_elsewhere(work, resolver, here, repository) if work else None
-    if claims is None and references is None:
-        return None
-    return Ahead(files, pin_override, claims, work if references is not None else [], references)
-
-
-def _references_elsewhere(
-    work: list[_Work], resolver: PinResolver, here: DshRepository, repository: Callable[[], DshRepository]
-) -> _Elsewhere[list[tuple[Pin, Reference]]] | None:
-    return _in_a_process(
-        here,
-        lambda twin: _look_up_references(work, resolver, lambda: twin),
-        lambda: _look_up_references(work, resolver, repository),
-    )
-
-
-def _in_a_process(
-    repository: DshRepository, compute: Callable[[DshRepository], _T], again: Callable[[], _T]
-) -> _Elsewhere[_T] | None:
-    """`compute` run in a forked process, through a handle of its own on the clone, beside
-    what the caller does meanwhile: both are mostly Python, and in threads of one
-    process they would take turns. Returns a function that waits for the answer, or
-    None where that cannot be done safely (one processor, no fork, or other threads
-    running, which a fork may catch holding a lock). A child that fails sends nothing,
-    and the work is done again here (`again`), where what went wrong is reported as it
-    would be without the child; Ctrl-C in the child stops the caller too."""
-    import multiprocessing
-
-    if not _can_fork():
-        return None
-    context = multiprocessing.get_context("fork")
-    reader, writer = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(writer, compute, repository), daemon=True)
-    child.start()
-    writer.close()
-    return _Elsewhere(reader, child, again)
-
-
-def _can_fork() -> bool:
-    """Whether work may go to a forked process: two processors or more, fork at hand,
-    and no other thread running (a fork may catch one holding a lock)."""
-    import multiprocessing
-    import threading
-
-    from dshaudit.facts import parallel
-
-    return (
-        parallel.workers() >= 2 and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-    )
-
-
-class _Elsewhere(Generic[_T]):
-    """A forked process computing an answer: calling this waits for it."""
-
-    def __init__(self, reader: Connection, child: BaseProcess, again: Callable[[], _T]):
-        self.reader, self.child, self.again = reader, child, again
-
-    def __call__(self) -> _T:
-        try:
-            found = self.reader.recv()
-        except EOFError:
-            found = None
-        finally:
-            self.reader.close()
-            self.child.join()
-        if found == _INTERRUPTED:
-            raise KeyboardInterrupt  # Ctrl-C reached the child too: not a failure to redo here
-        if found is None:
-            return self.again()
-        return found
-
-    def stop(self) -> None:
-        """The answer is not wanted: the process is stopped, if it still runs."""
-        if self.child.is_alive():
-            self.child.kill()
-        self.child.join()
-        self.reader.close()
-
-
-_INTERRUPTED = "interrupted"  # what the child sends when Ctrl-C stopped it
-
-
-def _child(writer: Connection, compute: Callable[[DshRepository], object], repository: DshRepository) -> None:
-    """In the forked process: the answer, sent back, and what was measured, cached.
-    The parent's git processes are its own: this process opens the clone anew."""
-    from dshaudit.platform import cache
-
-    twin = repository.twin()
-    found: object = None
-    try:
-        found = compute(twin)
-    except KeyboardInterrupt:
-        found = _INTERRUPTED
-    except BaseException:  # the parent does the work again, and reports what fails
-        found = None
-    finally:
-        cache.current().flush()
-        twin.repo.close()
-        writer.send(found)
-        writer.close()
+def _start_references(
+    work: list[_Work],
+    resolver: PinResolver,
+    repository: Callable[[], DshRepository],
+    opened: Callable[[], DshRepository],
+    kept: bool,
+) -> BackgroundJob[list[tuple[Pin, Reference]]]:
+    """The names and quoted code of the documents, looked up in the background; here
+    when what is read is `kept` (the language server keeps its name indexes), or the
+    run has one job: then the indexes' git processes start now, beside the citations,
+    and are read when the answer is asked for."""
+    if not work:
+        return BackgroundJob.done([])
+    if kept or background.placement() is Placement.INLINE:
+        _prefetch_references(work, repository)
+        return BackgroundJob.inline(
+            partial(_check_references, work, resolver, repository), stop=partial(_stop_references, work, repository)
+        )
+    return in_background(opened(), lambda clone: _look_up_references(work, resolver, lambda: clone))
 
 
 _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]
@@ -837,134 +318,3 @@ def _check_claims(
             book.close()
     claim_verdicts.sort(key=lambda v: (v.claim.source.file, v.claim.source.line, v.claim.source.column))
     return claim_verdicts
-
-
-# -- diagnostics ---------------------------------------------------------------
-
-
-def citation_places(v: Verdict, web_url: str) -> tuple[Place, ...]:
-    """The cited lines at the pin (the file only, when its lines mean nothing; nothing without a file)."""
-    c, pin = v.citation, v.pin
-    if pin is None or v.status.reach is Reach.NOWHERE:
-        return ()
-    ranges: tuple[LineRange | None, ...] = ()
-    if v.status.reach is Reach.LINES:
-        ranges = v.resolved_lines or c.lines
-    return tuple(Place(pin, v.path, r, permalink(web_url, pin.sha, v.path, r)) for r in ranges or (None,))
-
-
-def citation_diagnostic(v: Verdict, web_url: str) -> Diagnostic:
-    c = v.citation
-    pin_name = v.pin.name if v.pin else (c.pin_ref or "?")
-    return Diagnostic(
-        kind="citation",
-        source=c.source,
-        status=v.status,
-        message=v.message,
-        target=f"{c.target_text}@{pin_name}",
-        pin=v.pin,
-        places_of=lambda: citation_places(v, web_url),
-        identity=("citation", c.text, *c.anchors),
-        payload_of=v.as_dict,
-        # Another document's citation, quoted to be corrected: reported as it stands, never a failure here.
-        severity_override=Severity.NOTE if c.quoted and not v.ok else None,
-    )
-
-
-class Coverage(DiagnosticStatus):
-    """What a check read: a run that checked nothing says so, never exits 0 in silence."""
-
-    @property
-    def family(self) -> str:
-        return "coverage"
-
-    NO_CITATIONS = (
-        "no_citations",
-        Severity.WARNING,
-        "A file holds citation-shaped text but no citation was found.",
-        "Text such as `path:12` stands in a code block or comment, is written in a form dshaudit does not "
-        "read, or is broken by a character it cannot see. Write it as METHOD.md says; under --strict this fails.",
-        Reach.NOWHERE,
-    )
-    NOTHING_CHECKED = (
-        "nothing_checked",
-        Severity.WARNING,
-        "The PATHS given hold no citation.",
-        "Nothing was checked against DSH: the files hold no citation dshaudit reads (or there are no Markdown "
-        "files). Check the paths; under --strict this fails.",
-        Reach.NOWHERE,
-    )
-
-
-def coverage(files: list[FindingsFile], result: CheckResult, paths: tuple[str, ...]) -> tuple[Diagnostic, ...]:
-    """Warnings for what was not checked: a file with citation-shaped text and
-    no citation; no citation at all in PATHS the user named."""
-    from dshaudit.documents.findings import citation_shaped, no_citations_message
-    from dshaudit.documents.frontmatter import split_front_matter
-
-    def warning(status: Coverage, where: SourceLocation, message: str) -> Diagnostic:
-        return Diagnostic(
-            "coverage",
-            where,
-            status,
-            message,
-            identity=("coverage", str(status)),
-            payload_of=lambda: {"source": where.to_dict(), "status": status.value, "message": message},
-        )
-
-    out = []
-    for f in files:
-        if f.citations:
-            continue
-        shaped = citation_shaped(f.text, split_front_matter(f.text, f.path)[1])
-        if shaped is not None:
-            out.append(
-                warning(Coverage.NO_CITATIONS, SourceLocation(f.path, shaped[0], 1), no_citations_message(*shaped))
-            )
-    # A document with names or claims but no citation was checked all the same: only nothing at all is said.
-    if paths and not (result.verdicts or result.references or result.claims):
-        where = SourceLocation(files[0].path if files else paths[0], 1, 1)
-        named = ", ".join(paths)
-        what = (
-            f"its {len(files)} Markdown file{'s hold' if len(files) > 1 else ' holds'} no citation, name or claim "
-            "dshaudit reads"
-            if files
-            else "it holds no Markdown file"
-        )
-        out.append(warning(Coverage.NOTHING_CHECKED, where, f"nothing checked in {named}: {what}"))
-    return tuple(out)
-
-
-def check_outcome(
-    result: CheckResult,
-    web_url: str,
-    strict: bool = False,
-    command: str = "check",
-    coverage: tuple[Diagnostic, ...] = (),
-) -> Outcome:
-    """A check's verdicts as diagnostics: citations, then claims, each in file
-    order; then what was not checked (`coverage`)."""
-    from dshaudit.core.references import ReferenceStatus
-    from dshaudit.documents.claims import claim_diagnostic
-
-    s = result.summary()
-    bullets = [("Citations", s.citations_line)]
-    if s.claims:
-        counts = ", ".join(f"{n} {status}" for status, n in s.claim_statuses.items() if n)
-        bullets.append(("Claims", f"{s.claims}: {counts}; {s.claims_failed} failed"))
-    if s.references:
-        bullets.append(("Names", s.references_line))
-    diagnostics = [citation_diagnostic(v, web_url) for v in result.verdicts]
-    diagnostics += [claim_diagnostic(v, web_url) for v in result.claims]
-    diagnostics += [r.diagnostic(pin, web_url) for pin, r in result.references]
-    diagnostics += coverage
-    sections = (("citations", ("citation",)), ("claims", ("claim",)), ("references", ("reference",)))
-    return Outcome(
-        command=command,
-        diagnostics=tuple(diagnostics),
-        summary=Summary(s.line, s.as_dict(), tuple(bullets), "Every citation and claim holds."),
-        rules=rules_of(Status, ClaimStatus, ReferenceStatus, Coverage),
-        strict=strict,
-        sections=sections + ((("coverage", ("coverage",)),) if coverage else ()),
-        files=tuple(sorted({d.source.file for d in diagnostics})),
-    )

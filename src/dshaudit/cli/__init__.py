@@ -35,7 +35,14 @@ Exit codes (the same for every command):
 @click.option("-q", "--quiet", is_flag=True, help="No notes and no progress on stderr; errors only.")
 @click.option("-v", "--verbose", is_flag=True, help="Say what is done and how long it takes (on stderr).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache (same as DSHAUDIT_NO_CACHE=1).")
-def main(quiet: bool, verbose: bool, no_cache: bool) -> None:
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Spread the work over N processes (default: $DSHAUDIT_WORKERS, else one per processor); "
+    "1 does all of it in this process, in order.",
+)
+def main(quiet: bool, verbose: bool, no_cache: bool, jobs: int | None) -> None:
     """Check that an audit's citations of DeepSeek Harness (DSH) still hold.
 
     Findings are Markdown files that cite DSH code as `path:line`, `path:a-b`,
@@ -51,7 +58,7 @@ def main(quiet: bool, verbose: bool, no_cache: bool) -> None:
     """
     import gc
 
-    from dshaudit.platform import cache, ui
+    from dshaudit.platform import background, cache, ui
 
     # A run allocates many small objects that live to its end (verdicts,
     # diagnostics, syntax trees): the collector's default thresholds would
@@ -61,6 +68,7 @@ def main(quiet: bool, verbose: bool, no_cache: bool) -> None:
     gc.set_threshold(7000, 10, 10)
     ui.configure(be_quiet=quiet, be_verbose=verbose)
     cache.configure(enabled=not no_cache)
+    background.configure(jobs)
 
 
 for _command in (

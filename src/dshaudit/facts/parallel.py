@@ -1,24 +1,24 @@
-"""Per-file detector work in two worker processes, when there is enough of it.
+"""Per-file detector work in worker processes, when there is enough of it.
 
 Each worker opens its own `git cat-file --batch` on the same clone and reads
 the blobs it is given by id, so the parent never holds or ships file bytes.
 Results are plain JSON-able partials, identical to those computed in-process
 (the same function computes both), so the number of workers never changes an
-answer, only how long it takes.
+answer, only how long it takes. How many workers, and how they are started,
+is the run's one rule (platform/background.py).
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from dshaudit.platform.background import WorkerPool, jobs
 
 if TYPE_CHECKING:
     from dshaudit.git.repository import DshRepository
 
-WORKERS = 2
 MIN_FILES = 80  # files to parse: below this, starting processes costs more than it saves
 MIN_SCANS = 1500  # files to scan for literals: a scan is cheap, so the bar is higher
 CHUNK = 40
@@ -32,17 +32,15 @@ _repository: DshRepository | None = None  # this worker's clone, opened by _init
 
 
 def workers() -> int:
-    override = os.environ.get("DSHAUDIT_WORKERS")
-    if override and override.isdigit():
-        return max(1, int(override))
-    return min(WORKERS, os.cpu_count() or 1)
+    """How many processes the per-file work is spread over: the run's jobs."""
+    return jobs()
 
 
 def _init(git_dir: str) -> None:
     global _repository
     from dshaudit.git.repository import DshRepository
 
-    _repository = DshRepository(__import__("pathlib").Path(git_dir), git_dir)
+    _repository = DshRepository(Path(git_dir), git_dir)
 
 
 def _run(items: list[Task]) -> list[Result]:
@@ -65,35 +63,18 @@ def _run(items: list[Task]) -> list[Result]:
 
 
 class Pool:
-    """A lazily started pool, shared by every detector of a run."""
+    """The detectors' workers, started on first use and shared by every detector of a run."""
 
     def __init__(self, git_dir: str):
         self.git_dir = git_dir
-        self._executor: ProcessPoolExecutor | None = None
+        self._workers = WorkerPool(_init, (git_dir,), preload=["dshaudit.facts.perfile"])
 
     def map(self, items: list[Task]) -> list[Result]:
         return [r for chunk in self.chunks(items) for r in chunk]
 
-    def _start(self) -> ProcessPoolExecutor:
-        if self._executor is None:
-            # Not a plain fork: other threads of the run start git processes meanwhile,
-            # and a worker forked while one of them is being started would hold that
-            # start's error pipe open, so the thread starting it would wait forever.
-            # A fork server forks the workers from a process of its own, with no threads.
-            methods = multiprocessing.get_all_start_methods()
-            context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-            if "forkserver" in methods:
-                context.set_forkserver_preload(["dshaudit.facts.perfile"])
-            self._executor = ProcessPoolExecutor(
-                workers(), mp_context=context, initializer=_init, initargs=(self.git_dir,)
-            )
-        return self._executor
-
     def chunks(self, items: list[Task]) -> Iterator[list[Result]]:
         """Results a chunk at a time, in order, as the workers finish them."""
-        return self._start().map(_run, [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)])
+        return self._workers.map(_run, [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)])
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown()
-            self._executor = None
+        self._workers.close()

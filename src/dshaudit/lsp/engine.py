@@ -27,7 +27,9 @@ from urllib.parse import quote, unquote, urlparse
 from lsprotocol import types
 
 from dshaudit.app.commands import LazyRepository, Session
-from dshaudit.checking.verify import FileText, Verifier, check, check_outcome
+from dshaudit.checking.citations import FileText, Verifier
+from dshaudit.checking.outcome import check_outcome
+from dshaudit.checking.verify import check
 from dshaudit.core.diagnostics import Diagnostic
 from dshaudit.core.errors import DshauditError, RepoError
 from dshaudit.core.model import SHA_RE, Citation, Claim, ClaimVerdict, Pin, Verdict
@@ -43,7 +45,7 @@ from dshaudit.platform.config import Config, load_config
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
-    from dshaudit.moves.rebase import Rebaser
+    from dshaudit.moves.rebaser import Rebaser
 
 SCHEME = "dshaudit"
 SOURCE = "dshaudit"
@@ -179,7 +181,7 @@ class Scope:
 
     def rebaser(self, old: Pin, new: Pin) -> Rebaser:
         """The one Rebaser between two pins (it keeps the diff it read)."""
-        from dshaudit.moves.rebase import Rebaser
+        from dshaudit.moves.rebaser import Rebaser
 
         key = (old.sha, new.sha)
         if key not in self.rebasers:

@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from dshaudit.app.commands import numbered
 from dshaudit.checking.anchoring import propose
-from dshaudit.checking.verify import SYMBOL_FILE_ENDINGS
+from dshaudit.checking.citations import SYMBOL_FILE_ENDINGS
 from dshaudit.core.diagnostics import permalink
 from dshaudit.core.model import (
     Citation,
@@ -34,7 +34,7 @@ from dshaudit.core.status import Reach
 from dshaudit.documents.claims import CLAIM_SPAN_RE, split_ref
 from dshaudit.documents.claims import show as show_value
 from dshaudit.lsp.engine import Analysis, Engine, Lines, Scope, blob_uri
-from dshaudit.moves.rebase import Move, MoveStatus
+from dshaudit.moves.rebaser import Move, MoveStatus
 
 MAX_HOVER_LINES = 40  # cited lines shown in a hover; a long declaration is cut
 MAX_EVIDENCE = 10  # places of a fact's evidence listed in a hover

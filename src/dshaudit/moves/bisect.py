@@ -15,6 +15,7 @@ from dshaudit.core.errors import InputError
 from dshaudit.core.model import Citation, Pin, SourceLocation
 from dshaudit.documents.findings import load_findings_file
 from dshaudit.documents.grammar import find_citations
+from dshaudit.git.log import Commit, describe, first_parent_path
 from dshaudit.git.repository import DshRepository
 
 _FINDINGS_LOCATION_RE = re.compile(r"^(.+\.md):(\d+)(?::(\d+))?$")
@@ -70,13 +71,6 @@ def parse_target(target: str, anchors: tuple[str, ...], known_facts: set[str]) -
 
 
 @dataclass(frozen=True)
-class Commit:
-    sha: str
-    date: str
-    subject: str
-
-
-@dataclass(frozen=True)
 class BisectResult:
     target: str
     good: Pin
@@ -108,25 +102,6 @@ class BisectResult:
             f"{self.target}: {self.before} -> {self.after}, first at this commit "
             f"({self.commits} first-parent commits, {self.probes} checked)",
         )
-
-
-def first_parent_path(
-    repository: DshRepository, good: str, bad: str, order: str = "bisect needs --good before --bad"
-) -> list[str]:
-    """The commits on the first-parent path after `good`, up to `bad` included, oldest first."""
-    git = repository.repo.git
-    try:
-        git.merge_base("--is-ancestor", good, bad)
-    except Exception:
-        raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}: {order}") from None
-    out = git.rev_list("--first-parent", "--reverse", f"{good}..{bad}")
-    return [line for line in out.splitlines() if line]
-
-
-def describe(repository: DshRepository, sha: str) -> Commit:
-    out = repository.repo.git.show("-s", "--format=%H%x00%cI%x00%s", sha)
-    full, date, subject = out.split("\0", 2)
-    return Commit(full, date, subject)
 
 
 def bisect(repository: DshRepository, target: str, good: Pin, bad: Pin, observe: Callable[[Pin], str]) -> BisectResult:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dshaudit.checking.verify import Verifier
+from dshaudit.checking.citations import Verifier
 from dshaudit.core.model import Citation, Pin, Status, Verdict, format_lines
-from dshaudit.moves.rebase import MoveStatus, Rebaser
+from dshaudit.moves.rebaser import MoveStatus, Rebaser
 
 
 def carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], verifier: Verifier) -> list[Verdict]:

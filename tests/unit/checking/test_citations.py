@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshaudit.checking.verify import FileText, Verifier, contiguous
+from dshaudit.checking.citations import FileText, Verifier, contiguous
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository

@@ -1,0 +1,343 @@
+"""Verify citations against snapshots: the one core loop of `dshaudit check`.
+
+Each citation is checked at its strongest level, and the first failing level
+decides its status: path, then range, then symbol anchor, then content anchor.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from itertools import accumulate
+
+from dshaudit.checking.suspect import FileView, suspect
+from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
+from dshaudit.documents.findings import MARKDOWN_ENDINGS
+from dshaudit.documents.inference import Inferred
+from dshaudit.documents.matching import WordIndex, alnum, squash
+from dshaudit.documents.paths import path_problem
+from dshaudit.git.pins import PinResolver
+from dshaudit.git.repository import DshRepository
+from dshaudit.git.snapshot import Snapshot
+from dshaudit.lang.symbols import SymbolTable, build_symbol_table
+
+BINARY_SNIFF_BYTES = 8000
+
+
+# Files whose declarations tree-sitter reads (the TypeScript grammar).
+SYMBOL_FILE_ENDINGS = frozenset({"ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"})
+
+
+PROSE_FILE_ENDINGS = MARKDOWN_ENDINGS + (".txt", ".rst")  # their brackets are the prose's
+
+
+@dataclass
+class FileText:
+    """A blob decoded into lines, with a whitespace-free index for anchor search."""
+
+    lines: list[str]
+    _squashed: str | None = None
+    _line_starts: list[int] | None = None
+    _words: WordIndex | None = None
+
+    def words(self) -> WordIndex:
+        """Which lines hold each word (for citations without an anchor): built on first need."""
+        if self._words is None:
+            self._words = WordIndex(self.lines)
+        return self._words
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> FileText:
+        text = data.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()  # a final newline ends the last line; it does not start another
+        return cls([ln.removesuffix("\r") for ln in lines])
+
+    def cited_text(self, ranges: tuple[LineRange, ...]) -> str:
+        return "\n".join("\n".join(self.lines[r.start - 1 : r.end]) for r in ranges)
+
+    def find(self, anchor: str) -> list[int]:
+        """1-based lines where the whitespace-free anchor starts, anywhere in the file."""
+        if self._squashed is None:
+            parts = ["".join(ln.split()) for ln in self.lines]  # squash, inlined: files have thousands of lines
+            self._squashed = "".join(parts)
+            self._line_starts = list(accumulate(map(len, parts), initial=0))[:-1]
+        needle = squash(anchor)
+        if not needle or self._line_starts is None:
+            return []
+        hits: list[int] = []
+        i = self._squashed.find(needle)
+        while i != -1:
+            line = bisect_right(self._line_starts, i)
+            if not hits or hits[-1] != line:
+                hits.append(line)
+            i = self._squashed.find(needle, i + 1)
+        return hits
+
+
+def _describe_lines(lines: list[int], limit: int = 5) -> str:
+    shown = ", ".join(str(n) for n in lines[:limit])
+    more = f" and {len(lines) - limit} more" if len(lines) > limit else ""
+    return ("line " if len(lines) == 1 else "lines ") + shown + more
+
+
+def _region_words(region: tuple[LineRange, ...]) -> str:
+    single = len(region) == 1 and region[0].start == region[0].end
+    return ("line " if single else "lines ") + format_lines(region)
+
+
+_ANYWHERE = SourceLocation("", 0, 0)
+
+
+class Verifier:
+    """Checks citations; caches decoded files and symbol tables by blob id.
+
+    The repository is opened on first need (a citation that is malformed or
+    names no pin needs none)."""
+
+    def __init__(self, resolver: PinResolver, repository: Callable[[], DshRepository]):
+        self.resolver = resolver
+        self.repository = repository
+        self._texts: dict[str, FileText | None] = {}
+        self._symbols: dict[tuple[str, str], SymbolTable] = {}
+        self._verdicts: dict[tuple[Citation, Pin | None, str | None], Verdict] = {}
+        self._blobs: dict[str, bytes] = {}  # read ahead (`read_ahead`), by blob id
+
+    def forget(self, blobs: set[str]) -> None:
+        """Let go of what was read and parsed of these blobs (history drops the files each commit replaces)."""
+        for blob in blobs:
+            self._texts.pop(blob, None)
+            self._blobs.pop(blob, None)
+        self._symbols = {k: v for k, v in self._symbols.items() if k[0] not in blobs}
+
+    def read_ahead(self, snap: Snapshot, paths: Iterable[str]) -> None:
+        """Read the files at these paths in one batch: one git process for them
+        all, not one round trip each, which costs most while other git work runs."""
+        wanted = {e.blob_sha for p in paths if (e := snap.entry(p)) is not None and e.kind == "blob" and e.blob_sha}
+        self._blobs.update(snap.read_many(sorted(wanted - self._blobs.keys())))
+
+    def _read(self, snap: Snapshot, blob_sha: str) -> bytes:
+        data = self._blobs.get(blob_sha)
+        return data if data is not None else snap.read(blob_sha)
+
+    def text(self, snap: Snapshot, path: str) -> FileText | None:
+        """The file at `path` as lines; None for anything but a text file."""
+        entry = snap.entry(path)
+        if entry is None or entry.kind != "blob" or entry.blob_sha is None:
+            return None
+        return self._text(snap, entry.blob_sha)
+
+    def _text(self, snap: Snapshot, blob_sha: str) -> FileText | None:
+        if blob_sha not in self._texts:
+            data = self._read(snap, blob_sha)
+            self._texts[blob_sha] = None if b"\0" in data[:BINARY_SNIFF_BYTES] else FileText.from_bytes(data)
+        return self._texts[blob_sha]
+
+    def symbols(self, snap: Snapshot, path: str) -> SymbolTable:
+        """The declarations of the file at `path` (which must be a file)."""
+        entry = snap.entry(path)
+        if entry is None or entry.blob_sha is None:
+            raise ValueError(f"{path} is not a file at {snap.sha}")
+        key = (entry.blob_sha, path.rsplit(".", 1)[-1])
+        if key not in self._symbols:
+            self._symbols[key] = build_symbol_table(path, self._read(snap, entry.blob_sha))
+        return self._symbols[key]
+
+    def verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
+        """The citation's verdict at `pin` (None: `ref_text`, the reference as
+        written, named no pin; None too: nothing named one).
+
+        A commit's content never changes, so a verdict is remembered by what
+        was cited, wherever it was written: the language server checks a
+        document again on each keystroke, and its citations are as they were."""
+        key = (replace(citation, source=_ANYWHERE), pin, ref_text)
+        known = self._verdicts.get(key)
+        if known is None:
+            known = self._verdicts[key] = self._verify(key[0], pin, ref_text)
+        return replace(known, citation=citation)
+
+    def _verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
+        def verdict(status: Status, message: str) -> Verdict:
+            return Verdict(citation, pin, status, message)
+
+        if citation.problem:
+            return verdict(Status.INVALID_CITATION, citation.problem)
+        problem = path_problem(citation.path)
+        if problem:
+            return verdict(Status.INVALID_CITATION, problem)
+        if pin is None:
+            return verdict(
+                Status.UNKNOWN_PIN,
+                self.resolver.unknown(ref_text)
+                if ref_text
+                else "no pin: the findings file names none in its front matter",
+            )
+        if citation.form == "permalink" and not self.repository().has_commit(pin.sha):
+            return verdict(Status.UNKNOWN_PIN, f"the permalink's commit {pin.sha} is not in the DSH clone")
+        snap = self.repository().snapshot(pin.sha, pin.name)
+        path, how = self._resolve_path(citation, snap)
+        if path is None:
+            if how:
+                return verdict(Status.AMBIGUOUS_PATH, how)
+            close = snap.closest_paths(citation.path)
+            hint = f"; closest existing path: {close[0]}" if close else ""
+            return verdict(Status.MISSING_PATH, f"no such file at {pin.name}{hint}")
+        status, message, resolved = self._check_file(citation, snap, path, pin)
+        return Verdict(citation, pin, status, (how + "; " if how else "") + message, resolved, path)
+
+    def _check_file(
+        self, citation: Citation, snap: Snapshot, path: str, pin: Pin
+    ) -> tuple[Status, str, tuple[LineRange, ...]]:
+        """The levels after the path: a text file, lines in range, symbol, anchors, inferred anchors."""
+
+        def failed(
+            status: Status, message: str, resolved: tuple[LineRange, ...] = ()
+        ) -> tuple[Status, str, tuple[LineRange, ...]]:
+            return status, message, resolved
+
+        entry = snap.entry(path)
+        assert entry is not None
+        if entry.kind != "blob" or entry.blob_sha is None:
+            what = {"tree": "a directory", "submodule": "a submodule", "symlink": "a symbolic link"}[entry.kind]
+            return failed(Status.NOT_A_FILE, f"{path} is {what} at {pin.name}, not a file")
+        text = self._text(snap, entry.blob_sha)
+        if text is None:
+            return failed(Status.BINARY, f"{path} is binary at {pin.name}; cite text files only")
+        n = len(text.lines)
+        for r in citation.lines:
+            if r.end > n:
+                what = f"line {r.start} is" if r.start == r.end else f"range {r} ends"
+                return failed(Status.OUT_OF_RANGE, f"{what} past the end of the file ({n} lines at {pin.name})")
+        region = citation.lines
+        if citation.symbol:
+            table = self.symbols(snap, path)
+            spans = table.resolve(citation.symbol)
+            if not spans:
+                return failed(Status.UNKNOWN_SYMBOL, self._unknown_symbol_message(citation.symbol, table))
+            if citation.lines:
+                outside = [r for r in citation.lines if not any(s.start <= r.start and r.end <= s.end for s in spans)]
+                if outside:
+                    return failed(
+                        Status.OUTSIDE_SYMBOL,
+                        f"lines {format_lines(tuple(outside))} are outside {citation.symbol} "
+                        f"(declared at {format_lines(spans)})",
+                        spans,
+                    )
+            else:
+                region = spans
+        missing = []
+        if citation.anchors:
+            # Each cited part is matched on its own: an anchor must stand within
+            # one part, never in the join of two parts with uncited lines between.
+            parts = [squash(text.cited_text((block,))) for block in contiguous(region)]
+            missing = [a for a in citation.anchors if not any(squash(a) in part for part in parts)]
+        if missing:
+            return failed(Status.CONTENT_MISMATCH, self._mismatch_message(missing, region, text), region)
+        if citation.declared:
+            held = self._declaration_holding(snap, path, region, text)
+            inside = squash(text.cited_text((held,)))
+            absent = [d for d in citation.declared if squash(d) not in inside]
+            if absent:
+                hits = text.find(absent[0])
+                now = f"; it is at {_describe_lines(hits)}" if hits else f"; it is nowhere in {path}"
+                return failed(
+                    Status.CONTENT_MISMATCH,
+                    f"`{absent[0]}`, quoted beside the citation, is not in the declaration at "
+                    f"{_region_words((held,))}{now}",
+                    region,
+                )
+        if citation.expected_code:
+            whole = alnum("\n".join(text.lines))
+            absent = [code for code in citation.expected_code if alnum(code) not in whole]
+            if absent:
+                return failed(Status.CONTENT_MISMATCH, f"`{absent[0]}` is nowhere in {path} at {pin.name}")
+        if region and not (citation.has_anchor or citation.expected_code):
+            declarations = self.symbols(snap, path).spans if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS else {}
+            reason = suspect(
+                Inferred(citation.inferred, citation.block, citation.words),
+                region,
+                FileView(text.lines, declarations, text.words(), path.lower().endswith(PROSE_FILE_ENDINGS)),
+            )
+            if reason:
+                return failed(Status.SUSPECT, reason, region)
+        if pin.branch:
+            return failed(
+                Status.UNPINNED,
+                f"holds at branch {pin.name} ({pin.sha[:12]}), but a branch moves: cite a commit",
+                region,
+            )
+        return failed(Status.OK, "ok", region)
+
+    def _declaration_holding(
+        self, snap: Snapshot, path: str, region: tuple[LineRange, ...], text: FileText
+    ) -> LineRange:
+        """The smallest declaration (doc comment included) that holds the first cited line; the cited lines
+        themselves when no declaration does, or the file is not one tree-sitter reads."""
+        first = region[0].start
+        if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS:
+            spans = [s for spans in self.symbols(snap, path).spans.values() for s in spans if s.start <= first <= s.end]
+            if spans:
+                return min(spans, key=lambda s: s.end - s.start)
+        return LineRange(first, max(r.end for r in region))
+
+    def _resolve_path(self, citation: Citation, snap: Snapshot) -> tuple[str | None, str]:
+        """The tree path a citation names, and how it was found ('' when as written).
+        (None, why) when several paths could be meant; (None, '') when none."""
+        path = citation.path
+        if snap.entry(path) is not None:
+            return path, ""
+        if citation.context_dir:
+            folder = citation.context_dir
+            while folder:
+                if snap.entry(f"{folder}/{path}") is not None:
+                    return f"{folder}/{path}", f"`{path}` read as {folder}/{path} (after the path before it)"
+                folder = folder.rpartition("/")[0]
+        candidates = snap.paths_ending_with(path)
+        if len(candidates) > 1 and citation.nearby:
+            near = [
+                c
+                for c in candidates
+                if any(c.startswith(d + "/") or d.startswith(c.rsplit("/", 1)[0]) for d in citation.nearby)
+            ]
+            if len(near) == 1:
+                return near[0], f"`{path}` read as {near[0]} (the one under a folder this section cites)"
+        if len(candidates) == 1:
+            return candidates[0], f"`{path}` read as {candidates[0]} (the only file whose path ends so)"
+        if candidates:
+            shown = ", ".join(candidates[:5]) + (f" and {len(candidates) - 5} more" if len(candidates) > 5 else "")
+            return None, f"`{path}` could be any of {len(candidates)} files: {shown}"
+        return None, ""
+
+    @staticmethod
+    def _unknown_symbol_message(symbol: str, table: SymbolTable) -> str:
+        import difflib
+
+        close = difflib.get_close_matches(symbol, table.names(), n=1, cutoff=0.6)
+        msg = f"no declaration named {symbol}"
+        if close:
+            msg += f"; closest: {close[0]} at line {table.spans[close[0]][0].start}"
+        if table.first_error_line:
+            msg += f" (tree-sitter could not parse the file at line {table.first_error_line})"
+        return msg
+
+    @staticmethod
+    def _mismatch_message(missing: list[str], region: tuple[LineRange, ...], text: FileText) -> str:
+        parts = []
+        for anchor in missing:
+            hits = text.find(anchor)
+            where = f"now at {_describe_lines(hits)}" if hits else "not found anywhere in the file"
+            parts.append(f"`{anchor}` is not on {_region_words(region)}; {where}")
+        return "; ".join(parts)
+
+
+def contiguous(ranges: tuple[LineRange, ...]) -> list[LineRange]:
+    """Ranges that touch or overlap merged: lines 75 and 76 are one block of text, 75 and 77 are two."""
+    blocks: list[LineRange] = []
+    for r in sorted(ranges):
+        if blocks and r.start <= blocks[-1].end + 1:
+            blocks[-1] = LineRange(blocks[-1].start, max(blocks[-1].end, r.end))
+        else:
+            blocks.append(r)
+    return blocks

@@ -1,0 +1,390 @@
+"""Whether the cited lines hold what the text around an unanchored citation says.
+
+A citation is `suspect` when none of its candidate anchors (documents/inference.py)
+is on the cited lines, nor names the declaration that encloses them, while one of
+them stands elsewhere in the file: the lines moved, or never held what the
+sentence says. Without names, the shape of the lines (a start on a closing
+bracket, an end on a blank line), a sentence they start in the middle of, or the
+words of the citation's sentence standing a few lines away, say the same.
+Precision comes first: no candidates, or candidates found nowhere in the file,
+give no verdict at all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from dshaudit.core.model import LineRange
+from dshaudit.documents.inference import Inferred
+from dshaudit.documents.matching import WordIndex, alnum, squash, word_stem
+
+# A name on more lines of the file than this is a common word there, not evidence of where the code is.
+MAX_OTHER_PLACES = 4
+_COMMENT_LINE_RE = re.compile(r"^\s*(?://|/\*|\*|#|<!--)")
+
+
+@dataclass(frozen=True)
+class FileView:
+    """What the suspect check needs of a cited file."""
+
+    lines: list[str]
+    declarations: dict[str, tuple[LineRange, ...]]  # dotted name -> spans, doc comments included
+    words: WordIndex | None = None
+    prose: bool = False  # Markdown or plain text
+
+    def text(self, r: LineRange) -> str:
+        return "\n".join(self.lines[r.start - 1 : r.end])
+
+    def find(self, needle: str) -> list[int]:
+        """1-based lines holding the needle, whitespace ignored (one line at a time; enough for names)."""
+        want = squash(needle)
+        return [i + 1 for i, ln in enumerate(self.lines) if want and want in squash(ln)]
+
+
+def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -> str | None:
+    """Why the cited region does not hold what its candidates say, or None.
+    None too when nothing can be said (no candidates, or none found anywhere)."""
+    if inferred.block:
+        return _suspect_block(inferred.block, region, view)
+    elsewhere: list[tuple[str, str]] = []
+    for name in inferred.names:
+        where = _where(name, region, view)
+        if where is None:
+            return None  # on the cited lines, or the declaration that holds them
+        if where:
+            elsewhere.append((name, where))
+    if elsewhere:
+        said = "; ".join(f"`{name}` is {where}" for name, where in elsewhere[:3])
+        return f"the lines cited hold none of the names the text gives them: {said}"
+    return (
+        _suspect_shape(region, view)
+        or _suspect_midsentence(inferred.words, region, view)
+        or (_suspect_words(inferred.words, region, view) if view.words else None)
+    )
+
+
+def _suspect_midsentence(words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView) -> str | None:
+    """A citation that starts inside a sentence of a comment (or paragraph) and
+    shares no word with its own sentence: not lines someone chose by reading."""
+    r = region[0]
+    if (
+        r.start < 2
+        or view.words is None
+        or not _continues_sentence(view.lines[r.start - 2], view.lines[r.start - 1], view.prose)
+    ):
+        return None
+    if any(view.words.present(word_stem(w), p.start, p.end) for w in words for p in region):
+        return None
+    first, last = _said(view.lines[r.start - 1], view.prose), _said(view.lines[region[-1].end - 1], view.prose)
+    if _CLAUSE_BREAK_RE.search(first) and last.endswith((".", "!", "?")):
+        return None  # a sentence that starts on the first line and ends on the last: cited whole
+    return (
+        f"line {r.start}, where the citation starts, goes on with a sentence that line {r.start - 1} begins, "
+        "and the cited lines share no word with the text: they have probably moved"
+    )
+
+
+# A line of nothing but closing brackets and separators: the end of something, never its start.
+_CLOSING_ONLY_RE = re.compile(r"^\s*[})\];,]*\s*$")
+
+
+# A line that only opens a comment (`/**`), and the keywords that, with brackets alone, make a line
+# with nothing of its own (`try {`, `} else {`, `return (`): nobody cites one of those by itself.
+_COMMENT_OPENERS = frozenset({"/**", "/*", "<!--"})
+
+
+_COMMENT_CLOSERS = frozenset({"*/", "-->"})
+
+
+_OPENER_WORDS_RE = re.compile(r"\b(?:try|else|finally|return|do)\b")
+
+
+# String literals and line comments: their brackets are not the code's.
+_NOT_BRACKETS_RE = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|`(?:[^`\\\n]|\\.)*`|//.*$")
+
+
+def _suspect_shape(region: tuple[LineRange, ...], view: FileView) -> str | None:
+    """Whether the cited lines have the shape of numbers not read from this
+    version of the file: lines someone picked by reading begin at code and
+    end at code, and do not leave a bracket they did not open. (A first line
+    that closes what came before, `} else {`, `} from 'x'`, is a start.)"""
+    for r in region:
+        first, last = view.lines[r.start - 1], view.lines[r.end - 1]
+        if _CLOSING_ONLY_RE.match(first) or first.strip() in _COMMENT_CLOSERS:
+            what = "blank" if not first.strip() else f"only `{first.strip()}`"
+            return f"line {r.start}, where the citation starts, is {what}: its lines have probably moved"
+        if not last.strip():
+            return f"line {r.end}, where the citation ends, is blank: its lines have probably moved"
+        if last.strip() in _COMMENT_OPENERS:
+            return (
+                f"line {r.end}, where the citation ends, only opens a comment: what the comment says, "
+                "and the code it documents, are below the cited lines, so they have probably moved"
+            )
+        if r.start == r.end and not alnum(_OPENER_WORDS_RE.sub("", first)):
+            return (
+                f"line {r.start} is only `{first.strip()}`: a line with nothing of its own to cite, "
+                "so the citation has probably moved"
+            )
+        opened = _comment_opened_inside(r, view.lines)
+        if opened:
+            return (
+                f"the citation ends inside the comment that line {opened} opens, which goes on below it: "
+                "a comment is cited whole or with the code it documents, so its lines have probably moved"
+            )
+        if view.prose:
+            continue  # a Markdown paragraph's brackets are its prose's, not a structure's
+        depth = 0
+        for n in range(r.start, r.end + 1):
+            if _is_comment(view.lines[n - 1]):
+                continue  # "(a chunk, a\n * turn boundary)" in a comment opens and closes nothing
+            code = _NOT_BRACKETS_RE.sub("", view.lines[n - 1])
+            if n == r.start:
+                code = code.lstrip().lstrip(")]}")
+            for ch in code:
+                depth += ch in "([{"
+                depth -= ch in ")]}"
+                if depth < 0:
+                    return (
+                        f"line {n} closes a bracket opened before the cited lines: they start inside "
+                        "a construct and leave it, so they have probably moved"
+                    )
+    return None
+
+
+# What a comment line says, without its marker; the end of a sentence or clause.
+_COMMENT_TEXT_RE = re.compile(r"^\s*(?://+|/\*+|\*+(?!/)|#+)\s?")
+
+
+_SENTENCE_END_CHARS = tuple(".:!?;)]}>`'\"")
+
+
+_PROSE_BLOCK_RE = re.compile(r"^\s*(?:[-*+>|#]|\d+[.)]|```|~~~)")
+
+
+def _continues_sentence(before: str, line: str, prose: bool) -> bool:
+    """Whether `line` goes on with a sentence `before` leaves open: both comment
+    lines (or, in prose, plain paragraph lines), `before` not ending a sentence
+    or clause, and `line` going on in lower case."""
+    if prose and (_PROSE_BLOCK_RE.match(line) or _PROSE_BLOCK_RE.match(before)):
+        return False
+    if not prose and (not (_COMMENT_LINE_RE.match(before) and _COMMENT_LINE_RE.match(line)) or "*/" in before):
+        return False
+    prev, text = _said(before, prose), _said(line, prose)
+    return bool(prev) and not prev.endswith(_SENTENCE_END_CHARS) and text[:1].islower() and not prev.startswith("@")
+
+
+def _said(line: str, prose: bool) -> str:
+    """What a line says: a prose line as it is, a comment line without its marker."""
+    return (line if prose else _COMMENT_TEXT_RE.sub("", line)).strip()
+
+
+_CLAUSE_BREAK_RE = re.compile(r"[.;:!?]\s+\S")  # a sentence or clause that starts inside a line
+
+
+def _is_comment(line: str) -> bool:
+    return bool(_COMMENT_LINE_RE.match(line)) or line.strip() in _COMMENT_CLOSERS
+
+
+def _comment_opened_inside(r: LineRange, lines: list[str]) -> int | None:
+    """The line where a comment starts, when the cited part runs from code into
+    that comment and stops before the comment ends (the comment is about code below)."""
+    if r.start == r.end or r.end >= len(lines) or not _is_comment(lines[r.end - 1]):
+        return None
+    after = lines[r.end].strip()
+    if not _is_comment(after) or after.startswith(("/**", "/*")):
+        return None  # the comment ends with the citation, or another one starts below
+    n = r.end
+    while n > r.start and _is_comment(lines[n - 2]):
+        n -= 1
+    return n if n > r.start and lines[n - 2].strip() else None
+
+
+def _enclosing(region: tuple[LineRange, ...], view: FileView) -> list[str]:
+    """Names of the declarations whose span (with its doc comment) holds the whole region."""
+    lo, hi = min(r.start for r in region), max(r.end for r in region)
+    return [name for name, spans in view.declarations.items() if any(s.start <= lo and hi <= s.end for s in spans)]
+
+
+def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | None:
+    """None when `name` is on the region; else where it is in the file ('' when nowhere)."""
+    last = name.rsplit(".", 1)[-1].removesuffix("()")
+    declared = view.declarations.get(name) or view.declarations.get(last) or ()
+    lo, hi = min(r.start for r in region), max(r.end for r in region)
+    if any(name == d or d.endswith("." + last) or d == last for d in _enclosing(region, view)):
+        return None
+    for r in region:
+        for n in range(r.start, r.end + 1):
+            line = view.lines[n - 1] if n - 1 < len(view.lines) else ""
+            if squash(name) and squash(name) in squash(line):
+                # A mention in a comment does not count when the name is declared elsewhere:
+                # the citation points at a remark about the thing, not at the thing.
+                if (
+                    declared
+                    and _COMMENT_LINE_RE.match(line)
+                    and not any(s.start <= hi and lo <= s.end for s in declared)
+                ):
+                    continue
+                return None
+    words = name.split()
+    # A command or phrase (`codex app-server --stdio`) the lines spell out word by word: `'codex', 'app-server'`.
+    if len(words) > 1 and all(
+        any(w in view.lines[n - 1] for r in region for n in range(r.start, min(r.end, len(view.lines)) + 1))
+        for w in words
+    ):
+        return None
+    if declared:
+        return "declared at " + ", ".join(
+            f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}" for s in declared[:3]
+        )
+    below = _block_below(view.lines, hi)
+    if below and any(
+        squash(part) in squash(view.lines[n - 1]) for n in range(below.start, below.end + 1) for part in {name, last}
+    ):
+        return None  # the cited line heads the block that holds it: `declare module 'x' {` for a member
+    hits = view.find(name)
+    if not hits or len(hits) > MAX_OTHER_PLACES:
+        return ""  # nowhere, or so common in the file that its absence from the lines proves nothing
+    if any(_opens_block_around(view.lines, h, lo, hi) for h in hits):
+        return None  # a key, heading or block the cited lines sit inside: `devDependencies` for a dependency
+    shown = ", ".join(str(h) for h in hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
+    return ("at line " if len(hits) == 1 else "at lines ") + shown
+
+
+MAX_BLOCK_BELOW = 300
+
+
+def _block_below(lines: list[str], k: int) -> LineRange | None:
+    """The body of the block line `k` opens (`interface X {`, `declare module 'y' {`),
+    when it closes within MAX_BLOCK_BELOW lines: a citation of a block's head speaks of its body."""
+    code = _NOT_BRACKETS_RE.sub("", lines[k - 1]).rstrip()
+    if not code.endswith(("{", "[", "(")):
+        return None
+    depth = 0
+    for n in range(k, min(len(lines), k + MAX_BLOCK_BELOW) + 1):
+        for ch in _NOT_BRACKETS_RE.sub("", lines[n - 1]):
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+        if depth <= 0:
+            return LineRange(k + 1, n - 1) if n > k + 1 else None
+    return None
+
+
+def _opens_block_around(lines: list[str], k: int, lo: int, hi: int) -> bool:
+    """Whether line `k` opens a block that holds lines lo..hi: a Markdown heading
+    and its section, or an indented block (JSON, YAML, code) that goes on below it."""
+    if not k < lo:
+        return False
+    head = lines[k - 1]
+    heading = re.match(r"^(#{1,6})\s", head)
+    if heading:
+        level = len(heading.group(1))
+        return not any(re.match(rf"^#{{1,{level}}}\s", ln) for ln in lines[k:hi])
+    indent = len(head) - len(head.lstrip())
+    for ln in lines[k:hi]:
+        if ln.strip() and len(ln) - len(ln.lstrip()) <= indent and not ln.lstrip().startswith(("}", "]", ")")):
+            return False
+    return True
+
+
+def _suspect_block(block: tuple[str, ...], region: tuple[LineRange, ...], view: FileView) -> str | None:
+    cited = "".join(alnum(view.text(r)) for r in region)
+    wanted = [alnum(ln) for ln in block if len(alnum(ln)) >= 6]
+    if not wanted or any(w in cited for w in wanted):
+        return None
+    whole = alnum("\n".join(view.lines))
+    moved = [ln for ln, w in zip([b for b in block if len(alnum(b)) >= 6], wanted) if w in whole]
+    if not moved:
+        return None
+    line = next(
+        (i + 1 for i, ln in enumerate(view.lines) if alnum(moved[0])[:12] and alnum(moved[0])[:12] in alnum(ln)), None
+    )
+    where = f" (it starts near line {line})" if line else ""
+    return f"the block this citation heads is not on the cited lines: `{moved[0]}` is elsewhere in the file{where}"
+
+
+# How far from the cited lines the words of a sentence are looked for, how much more the best
+# place must hold (in summed word weights, see WordIndex.weight), and how little the cited lines
+# may hold of it. Tuned on findings/ with its anchors taken out, shifted and not (METHOD.md).
+WORD_REACH = 30
+
+
+WORD_MIN_GAIN = 12.0
+
+
+WORD_MAX_SHARE = 0.0
+
+
+MAX_DOC_LINES = 15
+
+
+def _with_comment_above(lines: list[str], r: LineRange) -> LineRange:
+    """A part and the comment right above it: a declaration's doc comment says what it is."""
+    start = r.start
+    while start > max(1, r.start - MAX_DOC_LINES) and _is_comment(lines[start - 2]):
+        start -= 1
+    return LineRange(start, r.end)
+
+
+def _enclosing_docs(region: tuple[LineRange, ...], view: FileView) -> list[LineRange]:
+    """The doc comment of the innermost declaration that holds the cited lines:
+    what it says is said of them too."""
+    lo, hi = min(r.start for r in region), max(r.end for r in region)
+    spans = [s for spans in view.declarations.values() for s in spans if s.start <= lo and hi <= s.end]
+    if not spans:
+        return []
+    inner = min(spans, key=lambda s: s.end - s.start)
+    end = inner.start
+    while end < inner.end and _is_comment(view.lines[end - 1]):
+        end += 1
+    return [LineRange(inner.start, end - 1)] if end > inner.start else []
+
+
+def _suspect_words(words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView) -> str | None:
+    """Whether the words of the citation's sentence stand on lines near the
+    cited ones, and hardly on the cited ones: the lines moved under the text."""
+    index = view.words
+    assert index is not None
+    stems: dict[str, str] = {}
+    for w in words:
+        if index.lines_of.get(word_stem(w)):
+            stems.setdefault(word_stem(w), w)
+    if not stems:
+        return None
+    lo, hi = min(r.start for r in region), max(r.end for r in region)
+
+    def held(k: int) -> set[str]:
+        parts = [_with_comment_above(view.lines, LineRange(r.start + k, r.end + k)) for r in region]
+        return {w for w in stems if any(index.present(w, p.start, p.end) for p in parts)}
+
+    def weigh(ws: set[str]) -> float:
+        return sum(index.weight(w) for w in ws)
+
+    below = _block_below(view.lines, hi)
+    here = held(0) | {
+        w
+        for w in stems
+        if any(index.present(w, d.start, d.end) for d in _enclosing_docs(region, view) + ([below] if below else []))
+    }
+    best: tuple[float, int, set[str]] | None = None
+    for k in sorted(range(-WORD_REACH, WORD_REACH + 1), key=abs):
+        if k == 0 or lo + k < 1 or hi + k > index.size:
+            continue
+        there = held(k)
+        score = weigh(there)
+        if best is None or score > best[0]:
+            best = (score, k, there)
+    if best is None:
+        return None
+    score, k, there = best
+    gained = there - here
+    if weigh(gained) < WORD_MIN_GAIN or weigh(here) > WORD_MAX_SHARE * score:
+        return None
+    shown = ", ".join(f"`{stems[w]}`" for w in sorted(gained, key=index.weight, reverse=True)[:4])
+    moved = tuple(LineRange(r.start + k, r.end + k) for r in region)
+    where = ", ".join(f"{r.start}" if r.start == r.end else f"{r.start}-{r.end}" for r in moved)
+    lines = "line" if "-" not in where and "," not in where else "lines"
+    return (
+        f"the words of its sentence are not on the cited lines but {abs(k)} line{'s' if abs(k) != 1 else ''} "
+        f"{'below' if k > 0 else 'above'}: {shown} at {lines} {where}"
+    )

@@ -1,0 +1,91 @@
+"""How the text of a document is matched against code.
+
+A sentence about code shares words with the lines it is about: "the root
+manifest is private" and `"private": true`; "the line that follows empties
+the root fiber's disposables" and `this.fiber.disposables = []`. Identifiers
+are split at their capitals and underscores, and both sides are stemmed
+alike, so `MessageSourceMap` shares `source` and `map` with the prose
+(`words_of`, `WordIndex`). Quoted text is compared without its whitespace
+(`squash`: anchors), or with nothing but its letters and digits (`alnum`:
+code quoted in prose).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_left
+
+_RUN_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_PART_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+_STOP = frozenset(
+    """
+    the and for are but not you all any can had her was one our out has him his how its may new now old
+    see two way who did get let say she too use that with have this will your from they know want been
+    good much some time very when come here just like long make many more only over such take than them
+    well were what into also each which their there these those then other about after again being below
+    between both does doing down during further once same should through under until while where whom why
+    would could itself ever every because before above against within without upon whose nor off own yet
+    line lines file files code cited cite citation text says said shows show here there thing things
+    """.split()
+)
+
+
+def word_stem(word: str) -> str:
+    """A crude stem, the same for prose and code: `services`, `service` and `Service` meet."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ing", "ed")) and len(word) > 5:
+        word = word[:-3] if word.endswith("ing") else word[:-2]
+    elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        word = word[:-1]
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def words_of(text: str, stem: bool = True) -> list[str]:
+    """The content words of a line of prose or code, in order, lowercase (and stemmed)."""
+    out = []
+    for run in _RUN_RE.findall(text):
+        for part in _PART_RE.findall(run):
+            low = part.lower()
+            if len(low) >= 3 and low not in _STOP:
+                out.append(word_stem(low) if stem else low)
+    return out
+
+
+class WordIndex:
+    """Which lines of a file hold each word: built once per blob."""
+
+    def __init__(self, lines: list[str]):
+        self.size = len(lines)
+        self.lines_of: dict[str, list[int]] = {}
+        for i, ln in enumerate(lines, 1):
+            for w in set(words_of(ln)):
+                self.lines_of.setdefault(w, []).append(i)
+
+    def weight(self, word: str) -> float:
+        """How much finding the word on some lines says about them: rare words say more."""
+        hits = len(self.lines_of.get(word, ()))
+        return math.log((self.size + 1) / hits) if hits else 0.0
+
+    def present(self, word: str, lo: int, hi: int) -> bool:
+        hits = self.lines_of.get(word, ())
+        k = bisect_left(hits, lo)
+        return k < len(hits) and hits[k] <= hi
+
+
+# -- text without what may differ ---------------------------------------------------------------
+
+_ALNUM_RE = re.compile(r"[^0-9A-Za-z\u4e00-\u9fff]+")
+
+
+def alnum(text: str) -> str:
+    """Letters and digits only: quoted code survives lost backticks, quotes and spacing."""
+    return _ALNUM_RE.sub("", text)
+
+
+def squash(text: str) -> str:
+    """Text with all whitespace removed: anchors compare this way."""
+    return "".join(text.split())

@@ -1,0 +1,232 @@
+"""The first-parent history between two commits, as git lists it.
+
+history and bisect walk git's first-parent path (the commits that landed on
+the main line, for DSH merged pull requests): which commits are on it
+(`first_parent_path`), what each changed (`read_steps`, one `git log --raw`
+for all of them), and which changed a line matching a pattern (`Pickaxe`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from functools import cached_property
+
+from git.exc import GitCommandError
+
+from dshaudit.core.errors import InputError, RepoError
+from dshaudit.core.model import Pin
+from dshaudit.git.repository import DshRepository, _git_reason
+from dshaudit.git.snapshot import Snapshot
+
+_NO_BLOB = "0" * 40
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    date: str
+    subject: str
+
+
+def first_parent_path(
+    repository: DshRepository, good: str, bad: str, order: str = "bisect needs --good before --bad"
+) -> list[str]:
+    """The commits on the first-parent path after `good`, up to `bad` included, oldest first.
+    An InputError when `good` is not an ancestor of `bad` (`order` says which option comes
+    first); a RepoError when git cannot tell."""
+    git = repository.repo.git
+    try:
+        git.merge_base("--is-ancestor", good, bad)
+    except GitCommandError as exc:
+        if exc.status == 1:  # git's answer "no"; any other status is a failure to answer
+            raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}: {order}") from None
+        raise RepoError(f"cannot tell whether {good[:12]} is an ancestor of {bad[:12]}: {_git_reason(exc)}") from None
+    try:
+        out = git.rev_list("--first-parent", "--reverse", f"{good}..{bad}")
+    except GitCommandError as exc:
+        raise RepoError(f"cannot list the commits from {good[:12]} to {bad[:12]}: {_git_reason(exc)}") from None
+    return [line for line in out.splitlines() if line]
+
+
+def describe(repository: DshRepository, sha: str) -> Commit:
+    """The commit's full SHA, committer date and subject."""
+    try:
+        out = repository.repo.git.show("-s", "--format=%H%x00%cI%x00%s", sha)
+    except GitCommandError as exc:
+        raise RepoError(f"cannot read commit {sha[:12]}: {_git_reason(exc)}") from None
+    full, date, subject = out.split("\0", 2)
+    return Commit(full, date, subject)
+
+
+# -- what each commit changed ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changed path of a commit, as `git log --raw` gives it."""
+
+    status: str  # A, M, D, T or R (rename)
+    old_path: str | None  # None when added
+    new_path: str | None  # None when deleted
+    old_blob: str | None
+    new_blob: str | None
+    new_mode: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One first-parent commit and what it changed against its first parent."""
+
+    commit: Commit
+    parent: str
+    changes: tuple[Change, ...]
+
+    def pin(self, last: Pin) -> Pin:
+        """The commit as a pin: `last` when it is that commit (its name is kept), else one named by its SHA."""
+        sha = self.commit.sha
+        return last if sha == last.sha else Pin(sha[:12], sha, named=False)
+
+    @cached_property
+    def touched(self) -> frozenset[str]:
+        """Every path the commit changed, on either side."""
+        return frozenset(p for c in self.changes for p in (c.old_path, c.new_path) if p)
+
+    @cached_property
+    def old_side(self) -> frozenset[str]:
+        """Paths of the parent that the commit changed, renamed or deleted."""
+        return frozenset(c.old_path for c in self.changes if c.old_path)
+
+    @cached_property
+    def listed(self) -> frozenset[str]:
+        """Paths added, deleted or renamed (either side): what changes the tree's listing, not only a file's text."""
+        return frozenset(p for c in self.changes if c.status in "ADR" for p in (c.old_path, c.new_path) if p)
+
+    def tree(self, parent: Snapshot) -> Snapshot:
+        """The commit's tree, from its parent's and its changes, with no `git ls-tree`."""
+        return parent.derive(
+            self.commit.sha,
+            sorted(self.old_side),
+            [(c.new_path, c.new_mode, c.new_blob or "") for c in self.changes if c.new_path],
+        )
+
+    @cached_property
+    def renames(self) -> dict[str, str]:
+        return {c.old_path: c.new_path for c in self.changes if c.status == "R" and c.old_path and c.new_path}
+
+    @cached_property
+    def deleted(self) -> set[str]:
+        return {c.old_path for c in self.changes if c.status == "D" and c.old_path}
+
+
+def read_steps(repository: DshRepository, from_sha: str, to_sha: str) -> list[Step]:
+    """Every first-parent commit after FROM up to TO, oldest first, with its
+    changes: one `git log` for all of them (a few tens of milliseconds for DSH's
+    77 commits from rc7 to rc2). It is not narrowed to the cited paths: a
+    pathspec would hide where a cited file is renamed to."""
+    shas = first_parent_path(repository, from_sha, to_sha, "history needs --from before --to")
+    if not shas:
+        return []
+    out = repository.repo.git.log(
+        "--first-parent",
+        "--diff-merges=first-parent",
+        "--reverse",
+        "--raw",
+        "-M",
+        "-z",
+        "--no-abbrev",
+        "--no-color",
+        "--format=%x01%H%x00%P%x00%cI%x00%s",
+        f"{from_sha}..{to_sha}",
+    )
+    steps = [_parse_step(chunk) for chunk in out.split("\x01")[1:]]
+    if [s.commit.sha for s in steps] != shas:
+        raise RepoError(f"git log and git rev-list disagree on the first-parent path {from_sha[:12]}..{to_sha[:12]}")
+    return steps
+
+
+def _parse_step(chunk: str) -> Step:
+    fields = chunk.split("\0")
+    sha, parents, date, subject = fields[:4]
+    changes = []
+    rest = fields[4:]
+    i = 0
+    while i < len(rest):
+        meta = rest[i].lstrip("\n")
+        if not meta.startswith(":"):
+            i += 1
+            continue
+        _, new_mode, old_blob, new_blob, status = meta[1:].split(" ")
+        letter = status[0]
+        old_id = None if old_blob == _NO_BLOB else old_blob
+        new_id = None if new_blob == _NO_BLOB else new_blob
+        if letter in "RC":
+            old, new = rest[i + 1], rest[i + 2]
+            i += 3
+            if letter == "C":  # a copy leaves its source as it was: an addition
+                changes.append(Change("A", None, new, None, new_id, new_mode))
+                continue
+            changes.append(Change("R", old, new, old_id, new_id, new_mode))
+        else:
+            path = rest[i + 1]
+            i += 2
+            changes.append(
+                Change(
+                    letter, None if letter == "A" else path, None if letter == "D" else path, old_id, new_id, new_mode
+                )
+            )
+    return Step(Commit(sha, date, subject), parents.split()[0] if parents else "", tuple(changes))
+
+
+# -- which commits changed a matching line ---------------------------------------------
+
+
+class Pickaxe:
+    """The first-parent commits whose diff adds or removes a line matching a
+    pattern (`git log -G`), in the files of some globs: one git process for the
+    whole range, started at once so that it runs while the walk does its own work.
+    Renames are read as a deletion and an addition (`--no-renames`), so a file
+    that moves with matching lines is found too; `--text` reads binary files as
+    `git grep -a` does."""
+
+    def __init__(
+        self,
+        repository: DshRepository,
+        from_sha: str,
+        to_sha: str,
+        pattern: str,
+        ignore_case: bool,
+        globs: tuple[str, ...],
+    ):
+        args = [
+            "git",
+            f"--git-dir={repository.repo.git_dir}",
+            "log",
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "-s",
+            "--no-renames",
+            "--text",
+            "--format=%H",
+            *(["-i"] if ignore_case else []),
+            "-G",
+            pattern,
+            f"{from_sha}..{to_sha}",
+            "--",
+            *(f":(glob){g}" for g in globs),
+        ]
+        self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self._commits: set[str] | None = None
+
+    def commits(self) -> set[str]:
+        if self._commits is None:
+            out, err = self._proc.communicate()
+            if self._proc.returncode:
+                raise RepoError(f"git log -G failed: {err.decode('utf-8', 'replace').strip()}")
+            self._commits = set(out.decode().split())
+        return self._commits
+
+    def close(self) -> None:
+        if self._commits is None:
+            self._proc.kill()
+            self._proc.communicate()
