@@ -1,7 +1,7 @@
 """One function per command: read the inputs, run the core, return an `Outcome`.
 
-The command line (cli.py) only parses options, calls one of these and hands
-the outcome to the output layer (formats/). Everything a command needs from
+The command line (the cli package) only parses options, calls one of these and hands
+the outcome to the output layer (output/). Everything a command needs from
 its surroundings comes through a `Session`: the configuration, the DSH clone
 (opened on first need, once) and the one pin resolver.
 """

@@ -1,10 +1,7 @@
-"""Structural facts about DSH, measured at a pin.
-
-The detectors are listed in `registry.toml`; their tree-sitter queries are in
-`queries/`; `reducers.py` turns matches into values. `measure` runs the ones
-asked for over one snapshot, sharing reads and parses between them and
-caching each detector's per-file work by blob id.
-"""
+"""Facts measured at a pin: `FactBook` measures each fact asked for at most once
+per run, and `measure` runs the detectors asked for over one snapshot, sharing
+reads and parses between them and caching each detector's per-file work by blob
+id (the work itself is `perfile.py`'s, spread over workers by `parallel.py`)."""
 
 from __future__ import annotations
 
