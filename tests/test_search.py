@@ -349,6 +349,32 @@ def test_a_search_derived_from_another_commits_matches_is_the_commits_grep(odd_r
     assert [f"{p}:{n}" for p, n in sorted((p, int(n)) for p, n in derived)] == list(fresh.fields["lines"])
 
 
+def test_searches_measured_together_are_each_the_trees_grep(odd_repo, tmp_path, monkeypatch):
+    """Cold searches are screened in one pass over the tree and grepped on the printed
+    lines (derive.grep_together): each result is what git grep over the tree says,
+    binary and linked files skipped, and no search is grepped over the whole tree."""
+    from dshaudit.platform import cache
+
+    repository, (_, second) = odd_repo
+    specs = [searches.parse(e) for e in [*SEARCHES, "search(-i 'todo', 'src/**')", "search('x', ':!docs/**')"]]
+    snapshot = repository.snapshot(second)
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "together"))
+    cache.begin()
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(search, "grep_matches", lambda *a: pytest.fail("a search was grepped over the whole tree"))
+            derive.grep_together(specs, snapshot)
+        shard = search.searches_shard()
+        stored = {s: shard.get(search.cache_key(s, second)) for s in specs}
+    finally:
+        cache.end()
+    assert all(hits is not None for hits in stored.values()), "grep_together left a search unmeasured"
+    together = {s: [(p, int(n)) for p, n in hits] for s, hits in stored.items()}
+    for s in specs:
+        assert together[s] == sorted(search.grep_matches(s, snapshot, pathspec.git_pathspecs(s.pathspecs))), s.text
+    assert any(together.values())
+
+
 @pytest.mark.parametrize("alone_from", [0, screen._SCREEN_GROUP])  # each group its own process; small ones shared
 def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(
     odd_repo, tmp_path, monkeypatch, alone_from

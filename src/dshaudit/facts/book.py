@@ -105,7 +105,10 @@ def detector_searches(ids: Iterable[str]) -> list[searches.Search]:
 
 
 def run_searches(queries: list[searches.Search], snapshot: Snapshot) -> None:
-    """Searches measured (and cached) side by side: each is a git grep, waiting on git."""
+    """Searches measured (and cached) together: screened in one pass over the tree
+    (`derive.grep_together`); any left (files() claims, or a tree with attributes)
+    side by side, each a git grep, waiting on git."""
+    derive.grep_together(queries, snapshot)
     if len(queries) > 1:
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(lambda q: search.matches(q, snapshot), queries))

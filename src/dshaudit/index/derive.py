@@ -71,6 +71,27 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
         shard.put(cache_key(s, target), [[p, n] for p, n in hits])
 
 
+def grep_together(searches: list[Search], snapshot: Snapshot) -> None:
+    """Searches not cached at the snapshot's commit, measured together and cached: the
+    regular files each one's pathspecs select are its places, as if every file had
+    changed since an empty tree, so all of them are screened in one pass over the
+    tree (`found_in`), and each search is then grepped on the lines the screen printed
+    instead of over the whole tree. The result is the commit's `git grep`: git itself
+    decides, in the screen, which files are binary, as it does in a grep of the tree."""
+    shard = searches_shard()
+    target = snapshot.sha
+    todo = [s for s in searches if s.kind == "search" and shard.get(cache_key(s, target)) is None]
+    blobs = snapshot.blob_ids()
+    if not todo:
+        return
+    paths = list(blobs)
+    places = {s: [(target, p, blobs[p]) for p in select(paths, s.pathspecs)] for s in todo}
+    lines = found_in(places, snapshot.repository.git_dir, snapshot.read_many)
+    for s in todo:
+        hits = sorted((p, n) for (_, p), ns in lines[s].items() for n in ns)
+        shard.put(cache_key(s, target), [[p, n] for p, n in hits])
+
+
 def found_in(
     places: dict[Search, list[tuple[str, str, str]]], git_dir: str, read: Callable[[list[str]], dict[str, bytes]]
 ) -> dict[Search, dict[tuple[str, str], list[int]]]:
