@@ -607,7 +607,7 @@ def test_absent_strings(facts):
 def test_every_detector_has_a_test():
     ids = {entry["id"] for entry in tomllib.loads(REGISTRY_TOML.read_text(encoding="utf-8"))["fact"]}
     assert ids == set(registry())
-    assert sorted(ids - COVERED) == [], "detectors without a test in tests/test_facts.py"
+    assert sorted(ids - COVERED) == [], "detectors without a test in tests/unit/facts/test_detectors.py"
     assert sorted(COVERED - ids) == [], "tests of detectors that are not in registry.toml"
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import REPO_ROOT, run_cli
 from dshaudit.facts.book import registry
 from dshaudit.git.log import read_steps
 from dshaudit.git.repository import DshRepository
@@ -401,7 +400,7 @@ def test_every_fact_reads_no_more_than_it_declares(facts_repo):
 
 
 def test_registry_documents_its_keys():
-    text = (Path(__file__).parent.parent / "src" / "dshaudit" / "facts" / "registry.toml").read_text()
+    text = (REPO_ROOT / "src" / "dshaudit" / "facts" / "registry.toml").read_text()
     for key in ("reads", "lists", "names_only"):
         assert re.search(rf"^#   {key}\b", text, re.M), key
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import run_cli, write_findings
+from conftest import REPO_ROOT, run_cli, write_findings
 from dshaudit.checking.outcome import check_outcome
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.model import Citation, ClaimStatus, LineRange, Pin, SourceLocation, Status, Verdict
@@ -26,7 +26,7 @@ from dshaudit.core.results import CheckResult
 from dshaudit.output.formats import DIAGNOSTIC_FORMATS, FORMATS
 from dshaudit.output.interface import RenderContext
 
-SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 WEB = "https://github.com/deepseek-ai/deepseek-harness"
 CONTEXT = "vendor/cordis/src/context.ts"
 TRICKY = "50% off, a:b | c <b>x</b> ]]> &amp; \x1b[31mred"
