@@ -3,7 +3,7 @@
 Every detector in src/dshaudit/facts/registry.toml has something to find here,
 next to decoys it must not count. Four commits, tagged:
 
-- v1: the base layout (expected values are spelled out in tests/test_facts.py);
+- v1: the base layout (expected values are spelled out in tests/unit/facts/test_detectors.py);
 - v2: values change: the hook timeout becomes `5 * 60 * 1000`, a session event
   type and a third Cordis plugin (Group) are added, "Ollama" appears in a doc
   and in a source comment, one more doc;

@@ -5,22 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
-import shutil
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from lsprotocol import types
-from pygls.protocol import default_converter
-from pygls.uris import from_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from conftest import run_cli
 from fixture_repo import CONTEXT_V1, write_config
+from lsp_client import at, change, hover_at, open_document, published, start, where
 
 PASSING = {"ok", "confirmed", "absent"}
 FINDING = """\
@@ -38,36 +33,6 @@ It names `NoSuchServiceAnywhere`, and `createAgent` (`packages/core/agent/src/in
 `claim: core.context-builtin-services.count == 5`
 `claim: core.context-builtin-services.count == 4`
 """
-
-
-def make_client() -> LanguageClient:
-    """pytest-lsp's client, which also keeps every publishDiagnostics it receives (with its version)."""
-    client = LanguageClient(converter_factory=default_converter)
-    client.published = []  # type: ignore[attr-defined]
-
-    def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
-        client.diagnostics[params.uri] = params.diagnostics
-        client.published.append(params)  # type: ignore[attr-defined]
-
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish})
-    return client
-
-
-async def start(
-    folder: Path, env: dict[str, str], editor: str = "visual-studio-code", debounce_ms: int = 50
-) -> LanguageClient:
-    config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "dshaudit", "lsp"], client_factory=make_client, server_env=env
-    )
-    client = await config.start()
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities(editor),
-            root_uri=from_fs_path(str(folder)),
-            initialization_options={"debounce": debounce_ms},
-        )
-    )
-    return client  # type: ignore[return-value]
 
 
 # One server for the module (starting one takes a second or two); each test
@@ -99,66 +64,11 @@ def doc(lsp_workspace, request) -> Path:
     return lsp_workspace[0] / "findings" / f"{request.node.name}.md"
 
 
-def uri_of(path: Path) -> str:
-    uri = from_fs_path(str(path))
-    assert uri is not None
-    return uri
-
-
-def open_document(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
-    path.write_text(text)
-    uri = uri_of(path)
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=version, text=text)
-        )
-    )
-    return uri
-
-
-def change(client: LanguageClient, uri: str, text: str, version: int) -> None:
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-        )
-    )
-
-
-async def published(client: LanguageClient, uri: str, version: int, timeout: float = 30.0) -> list[types.Diagnostic]:
-    """The diagnostics published for this version of the document (waiting for them)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for params in client.published:  # type: ignore[attr-defined]
-            if params.uri == uri and params.version == version:
-                return list(params.diagnostics)
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"no diagnostics for version {version} of {uri} within {timeout} s")
-
-
 async def opened(client: LanguageClient, path: Path, text: str = FINDING) -> str:
     """The document opened, once its first diagnostics are in."""
     uri = open_document(client, path, text)
     await published(client, uri, 1)
     return uri
-
-
-async def hover_at(client: LanguageClient, uri: str, position: types.Position) -> types.Hover | None:
-    return await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri), position=position)
-    )
-
-
-def at(line: int, character: int) -> types.Position:
-    return types.Position(line=line, character=character)
-
-
-def where(line: str, text: str, occurrence: int = 0) -> int:
-    """The column of `text` in `line` (its nth occurrence)."""
-    column = -1
-    for _ in range(occurrence + 1):
-        column = line.index(text, column + 1)
-    return column
 
 
 # -- diagnostics ---------------------------------------------------------------------
@@ -498,58 +408,5 @@ async def test_a_first_clone_is_reported_as_progress_and_shutdown_is_clean(tmp_p
     assert isinstance(reports[-1], types.WorkDoneProgressEnd) and reports[-1].message == "DSH is open"
     assert list((tmp_path / "cache" / "repos").glob("*.git"))
     await client.shutdown_session()
-    assert client._server is not None and client._server.returncode == 0
-    await client.stop()
-
-
-# -- on real DSH ---------------------------------------------------------------------
-
-
-@pytest.mark.dsh
-async def test_acceptance_on_a_copy_of_the_delegation_depth_finding(tmp_path, dsh_repo):
-    """The issue's acceptance run: one citation's line moved by 5 fails within a
-    few seconds, on that citation only, and clears when the edit is undone;
-    hover on another citation shows its cited line; completion after
-    `claim: subagent.` offers subagent.max-depth-default; shutdown and exit are clean."""
-    from conftest import REPO_ROOT
-
-    shutil.copy(REPO_ROOT / "dshaudit.toml", tmp_path / "dshaudit.toml")
-    original = (REPO_ROOT / "findings" / "06-delegation-depth.md").read_text()
-    env = {**os.environ, "DSH_REPO": str(dsh_repo), "DSHAUDIT_CACHE_DIR": str(tmp_path / "cache")}
-    client = await start(tmp_path, env, debounce_ms=200)
-    try:
-        uri = open_document(client, tmp_path / "06-delegation-depth.md", original)
-        before = await published(client, uri, 1, timeout=120)
-        assert not [d for d in before if d.severity != types.DiagnosticSeverity.Information]
-
-        lines = original.split("\n")
-        (moved_at,) = [i for i, line in enumerate(lines) if "tool-subagent/src/index.ts:78`" in line]
-        edited = original.replace("tool-subagent/src/index.ts:78`", "tool-subagent/src/index.ts:83`")
-        started = time.monotonic()
-        change(client, uri, edited, 2)
-        after = await published(client, uri, 2, timeout=10)
-        assert time.monotonic() - started < 5
-        new = [d for d in after if d not in before]
-        assert [(d.range.start.line, d.severity, d.code) for d in new] == [
-            (moved_at, types.DiagnosticSeverity.Error, "content_mismatch")
-        ]
-
-        change(client, uri, original, 3)
-        assert await published(client, uri, 3, timeout=10) == before
-
-        (other_at,) = [i for i, line in enumerate(lines) if "tool-subagent/src/index.ts:98`" in line]
-        hover = await hover_at(client, uri, at(other_at, where(lines[other_at], "index.ts:98")))
-        assert hover is not None and isinstance(hover.contents, types.MarkupContent)
-        assert re.search(r"^> 98 \|\s+maxDepth: z\.union\(", hover.contents.value, re.M)
-
-        text = "`claim: subagent."
-        change(client, uri, original + "\n" + text, 4)
-        result = await client.text_document_completion_async(
-            types.CompletionParams(text_document=types.TextDocumentIdentifier(uri), position=at(len(lines), len(text)))
-        )
-        assert isinstance(result, types.CompletionList)
-        assert "subagent.max-depth-default" in {i.label for i in result.items}
-    finally:
-        await client.shutdown_session()
     assert client._server is not None and client._server.returncode == 0
     await client.stop()

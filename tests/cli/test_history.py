@@ -4,14 +4,11 @@ restoration, a changed claim, a rename and a merged branch."""
 
 from __future__ import annotations
 
-import re
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
 from conftest import run_cli
-from dshaudit.facts.book import registry
 from dshaudit.git.log import read_steps
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
@@ -311,99 +308,6 @@ def test_a_derived_tree_is_the_listed_one(fixture_repo):
         assert {p: v if v[1] != "tree" else "tree" for p, v in tree.index().items()} == {
             p: v if v[1] != "tree" else "tree" for p, v in listed.items()
         }
-
-
-# -- each fact reads no more than registry.toml says ------------------------------
-
-
-def _covered(globs: tuple[str, ...]):
-    from dshaudit.facts.engine import glob_predicate
-
-    tests = [glob_predicate(g) for g in globs]
-    return lambda path: any(t(path) for t in tests)
-
-
-def reads_of(spec, snapshot, pin):
-    """What measuring `spec` at `snapshot` reads: file contents, file names, and
-    whether it walked the whole listing itself."""
-    from dshaudit.facts.book import measure_one
-    from dshaudit.facts.engine import FactContext
-    from dshaudit.platform.cache import Cache
-
-    class Listing(dict):
-        def __init__(self, ids, seen):
-            super().__init__(ids)
-            self.seen = seen
-
-        def __iter__(self):
-            self.seen["all"] = True
-            return super().__iter__()
-
-        def __contains__(self, key):
-            self.seen["names"].add(key)
-            return super().__contains__(key)
-
-    class Recording(FactContext):
-        def __init__(self):
-            super().__init__(snapshot, Cache(None))
-            self.seen = {"content": set(), "names": set(), "all": False}
-            self.inside = 0
-
-        def _in(self, fn, *args, **kwargs):
-            self.inside += 1
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.inside -= 1
-
-        def paths(self, globs, exclude_tests=False):
-            out = self._in(super().paths, globs, exclude_tests)
-            self.seen["names"].update(out)
-            return out
-
-        def files_with(self, needle, globs, exclude_tests=False, *, filter_only=True):
-            self.seen["content"].update(self._in(super().paths, globs, exclude_tests))
-            return self._in(super().files_with, needle, globs, exclude_tests, filter_only=filter_only)
-
-        def read(self, path):
-            self.seen["content"].add(path)
-            return self._in(super().read, path)
-
-        def blob_ids(self):
-            ids = super().blob_ids()
-            return ids if self.inside else Listing(ids, self.seen)
-
-    ctx = Recording()
-    measure_one(spec, ctx, pin)
-    return ctx.seen
-
-
-def check_declared_reads(snapshot, pin):
-    from dshaudit.facts.reducers import SEARCHES
-
-    for spec in registry().values():
-        seen = reads_of(spec, snapshot, pin)
-        content, names = _covered(spec.content_globs), _covered(spec.content_globs + spec.name_globs)
-        assert all(content(p) for p in seen["content"]), (spec.id, sorted(p for p in seen["content"] if not content(p)))
-        assert all(names(p) for p in seen["names"]), (spec.id, sorted(p for p in seen["names"] if not names(p))[:5])
-        # A reducer that walks the whole listing must say which names it looks for there.
-        assert not seen["all"] or spec.lists, spec.id
-        # A fact that greps reads the content of `paths`: history watches it through git log -G.
-        assert spec.reduce not in SEARCHES or not spec.names_only, spec.id
-
-
-def test_every_fact_reads_no_more_than_it_declares(facts_repo):
-    from dshaudit.core.model import Pin
-
-    repository = DshRepository.open(str(facts_repo.path), "unused")
-    for tag, sha in facts_repo.shas.items():
-        check_declared_reads(repository.snapshot(sha, tag), Pin(tag, sha))
-
-
-def test_registry_documents_its_keys():
-    text = (Path(__file__).parent.parent / "src" / "dshaudit" / "facts" / "registry.toml").read_text()
-    for key in ("reads", "lists", "names_only"):
-        assert re.search(rf"^#   {key}\b", text, re.M), key
 
 
 def test_one_processor_gives_the_same_history(work, monkeypatch):

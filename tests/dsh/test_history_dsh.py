@@ -139,9 +139,9 @@ def test_derived_trees_are_the_listed_ones(dsh_repo):
 
 
 def test_every_fact_reads_no_more_than_it_declares_in_dsh(dsh_repo):
+    from declared_reads import check_declared_reads
     from dshaudit.core.model import Pin
     from dshaudit.git.repository import DshRepository
-    from test_history import check_declared_reads
 
     repository = DshRepository.open(str(dsh_repo), "unused")
     check_declared_reads(repository.snapshot(RC7, "rc7"), Pin("rc7", RC7))

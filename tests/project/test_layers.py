@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import REPO_ROOT
 
 
 def test_the_import_contracts_hold() -> None:
@@ -24,7 +23,7 @@ def test_the_import_contracts_hold() -> None:
             "-c",
             "from importlinter.cli import lint_imports_command; lint_imports_command(['--no-cache'])",
         ],
-        cwd=ROOT,
+        cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=600,
@@ -37,7 +36,7 @@ def test_the_import_contracts_hold() -> None:
 def test_the_contract_has_at_least_five_layers() -> None:
     import tomllib
 
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     contracts = config["tool"]["importlinter"]["contracts"]
     (layers,) = [c["layers"] for c in contracts if c["type"] == "layers"]
     assert len(layers) >= 5

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import REPO_ROOT
 
 
 def test_mypy_finds_no_errors() -> None:
     pytest.importorskip("mypy", reason="mypy is not installed; pip install '.[test]' brings it")
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", "src"],
-        cwd=ROOT,
+        cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=600,

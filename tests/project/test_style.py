@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import REPO_ROOT
 
 
 def _ruff(*args: str) -> subprocess.CompletedProcess[str]:
     pytest.importorskip("ruff", reason="ruff is not installed; pip install '.[test]' brings it")
     return subprocess.run(
-        [sys.executable, "-m", "ruff", *args, "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "ruff", *args, "--no-cache", "."],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 

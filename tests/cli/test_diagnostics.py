@@ -1,24 +1,19 @@
-"""The one diagnostic stream: pins resolved one way everywhere (tags included),
-each cited part matched on its own, several outputs from one run, every
-command in every format, and rebase --write refusing a file edited under it."""
+"""The one diagnostic stream through the commands: pins resolved one way everywhere
+(tags included), each cited part matched on its own, several outputs from one run,
+every command in every format, and rebase --write refusing a file edited under it."""
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
-from pathlib import Path
 
 import jsonschema
 import pytest
 
-from conftest import run_cli, write_findings
-from dshaudit.core.diagnostics import Outcome
-from dshaudit.core.model import ClaimStatus, Status
-from dshaudit.core.status import DiagnosticStatus, Severity
+from conftest import REPO_ROOT, run_cli, write_findings
 from dshaudit.output.formats import DIAGNOSTIC_FORMATS
 
-SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 CONTEXT = "vendor/cordis/src/context.ts"
 
 
@@ -271,54 +266,3 @@ def test_a_file_edited_while_rebase_runs_is_not_overwritten(workspace, monkeypat
     )
     assert path.read_text().endswith("A sentence someone typed while rebase ran.\n")
     assert f"`{CONTEXT}:14`" in path.read_text()
-
-
-# -- statuses and the structure of the output layer -------------------------------------------------
-
-
-def test_every_failing_status_is_a_rule_with_its_own_texts():
-    from dshaudit.checking.lint import LintCode
-    from dshaudit.moves.rebase import ClaimChange
-    from dshaudit.moves.rebaser import MoveStatus
-
-    enums: list[type[DiagnosticStatus]] = [Status, ClaimStatus, LintCode, MoveStatus, ClaimChange]
-    for enum in enums:
-        for s in enum:
-            assert s.is_rule == (s.severity is not Severity.NONE), s
-            if s.is_rule:
-                assert s.short.endswith(".") and s.help and s.rule_id == f"dshaudit/{s.value}"
-    # One value, one rule: a value two enums share must mean the same thing in both.
-    shared = {s.value for s in Status} & {s.value for s in ClaimStatus}
-    assert shared == set()
-
-
-def test_no_formatter_runs_git_or_reads_files():
-    folder = Path(__file__).resolve().parent.parent / "src" / "dshaudit" / "formats"
-    for module in folder.glob("*.py"):
-        if module.name == "__init__.py":
-            continue  # the driver: it asks git once, before any format renders
-        tree = ast.parse(module.read_text())
-        names = {
-            alias.name
-            for node in ast.walk(tree)
-            if isinstance(node, (ast.Import, ast.ImportFrom))
-            for alias in node.names
-        }
-        modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-        assert not names & {"subprocess", "audit_repository", "git"}, module.name
-        assert not modules & {"subprocess", "git"}, module.name
-        assert "open(" not in module.read_text(), module.name
-
-
-def test_an_outcome_fails_by_its_diagnostics_severity():
-    from dshaudit.checking.lint import LintCode
-    from dshaudit.core.diagnostics import Diagnostic
-    from dshaudit.core.model import SourceLocation
-
-    warn = Diagnostic("problem", SourceLocation("f.md", 1, 1), LintCode.UNANCHORED, "m")
-    note = Diagnostic(
-        "claim", SourceLocation("f.md", 2, 1), ClaimStatus.CONTRADICTED, "m", severity_override=Severity.NOTE
-    )
-    assert Outcome("x", (warn, note)).exit_code == 0
-    assert Outcome("x", (warn, note), strict=True).exit_code == 1
-    assert Outcome("x", (warn, note)).shown == (warn,)

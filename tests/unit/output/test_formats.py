@@ -8,6 +8,7 @@ sarif-2.1/schema/sarif-schema-2.1.0.json at e0583813964ec43cea53b6b531b402866095
 
 from __future__ import annotations
 
+import ast
 import html
 import json
 import re
@@ -18,7 +19,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import run_cli, write_findings
+from conftest import REPO_ROOT, run_cli, write_findings
 from dshaudit.checking.outcome import check_outcome
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.model import Citation, ClaimStatus, LineRange, Pin, SourceLocation, Status, Verdict
@@ -26,7 +27,7 @@ from dshaudit.core.results import CheckResult
 from dshaudit.output.formats import DIAGNOSTIC_FORMATS, FORMATS
 from dshaudit.output.interface import RenderContext
 
-SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 WEB = "https://github.com/deepseek-ai/deepseek-harness"
 CONTEXT = "vendor/cordis/src/context.ts"
 TRICKY = "50% off, a:b | c <b>x</b> ]]> &amp; \x1b[31mred"
@@ -535,3 +536,25 @@ def test_origin_urls_lose_credentials(remote, uri):
     from dshaudit.git.auditrepo import clean_remote_url
 
     assert clean_remote_url(remote) == uri
+
+
+# -- the structure of the output layer --------------------------------------------------------------
+
+
+def test_no_formatter_runs_git_or_reads_files():
+    sources = sorted((REPO_ROOT / "src" / "dshaudit" / "output" / "formats").glob("*.py"))
+    assert len(sources) > 1  # the formats' folder, not a path that names nothing
+    for module in sources:
+        if module.name == "__init__.py":
+            continue  # the driver: it asks git once, before any format renders
+        tree = ast.parse(module.read_text())
+        names = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        assert not names & {"subprocess", "audit_repository", "git"}, module.name
+        assert not modules & {"subprocess", "git"}, module.name
+        assert "open(" not in module.read_text(), module.name
