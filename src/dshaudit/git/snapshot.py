@@ -15,6 +15,7 @@ from typing import Protocol
 
 import git
 
+from dshaudit.git import run
 from dshaudit.git.grep import Grep
 
 
@@ -61,7 +62,7 @@ class Snapshot:
         self._paths: list[str] | None = None
         self._blob_ids: dict[str, str] | None = None
         self._by_basename: dict[str, list[str]] | None = None
-        self.grep = Grep(repository.repo, sha)
+        self.grep = Grep(repository.git_dir, sha)
         self._by_name: dict[str, list[str]] | None = None
         self._by_dir: dict[str, list[str]] = {}
         self._below: dict[str, int] | None = None
@@ -70,7 +71,7 @@ class Snapshot:
     def index(self) -> dict[str, tuple[str, str, str]]:
         """path -> (mode, type, object id) for every entry, folders included."""
         if self._index is None:
-            out = self.repository.repo.git.ls_tree("-r", "-t", "-z", "--full-tree", self.sha)
+            out = run.output_text(["ls-tree", "-r", "-t", "-z", "--full-tree", self.sha], self.repository.git_dir)
             index = {}
             for record in out.split("\0"):
                 if record:
