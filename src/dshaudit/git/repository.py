@@ -22,11 +22,11 @@ from pathlib import Path
 
 import git
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
-from gitdb.exc import BadName, BadObject
 
 from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import SHA_RE
 from dshaudit.git import run
+from dshaudit.git.objects import ObjectReader
 from dshaudit.git.snapshot import Snapshot
 from dshaudit.platform import places, ui
 
@@ -60,6 +60,7 @@ class DshRepository:
         # git in the parent folder, where git finds no repository. Naming the git
         # directory in the environment makes every git call independent of that.
         self.repo.git.update_environment(GIT_DIR=str(self.repo.git_dir))
+        self._objects = ObjectReader(self.git_dir)
         self._snapshots: dict[str, Snapshot] = {}
         if self.is_shallow():
             raise RepoError(
@@ -74,8 +75,8 @@ class DshRepository:
 
     def twin(self) -> DshRepository:
         """Another handle on the same clone, for a thread or a forked process of its
-        own: a git.Repo reads objects through one `git cat-file` process, which two
-        threads must not share. The trees listed so far come along (a tree never
+        own: a handle reads objects through `git cat-file` processes of its own
+        (objects.py), which two threads must not share. The trees listed so far come along (a tree never
         changes), so the twin does not list them again."""
         other = DshRepository(Path(self.git_dir), self.origin, self.cached)
         other._snapshots = {sha: snap.moved_to(other) for sha, snap in self._snapshots.items()}
@@ -155,12 +156,7 @@ class DshRepository:
     def object_type(self, sha: str) -> str | None:
         """What a full SHA names in this clone: `commit`, `tag` (an annotated
         tag object), `tree` or `blob`; None when the clone does not hold it."""
-        if not SHA_RE.match(sha):
-            return None
-        try:
-            return self.repo.odb.info(bytes.fromhex(sha)).type.decode()
-        except (BadName, BadObject, ValueError, GitCommandError):
-            return None
+        return self._objects.kind(sha) if SHA_RE.match(sha) else None
 
     def peel(self, ref: str) -> str | None:
         """The commit a SHA or an (annotated) tag leads to, if it leads to one."""
@@ -187,6 +183,10 @@ class DshRepository:
         except GitCommandError:
             return None
         return sha if SHA_RE.match(sha or "") else None
+
+    def read_blob(self, blob_id: str) -> bytes:
+        """One blob's content, through the handle's running `git cat-file --batch`."""
+        return self._objects.read(blob_id)
 
     def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]:
         """Blob contents by id, read through one `git cat-file --batch` process."""
@@ -217,6 +217,10 @@ class DshRepository:
         writer.join()
         proc.wait()  # closes the pipes: left to the collector, they are a ResourceWarning
         return out
+
+    def close(self) -> None:
+        """End the git processes the handle keeps running (objects.py)."""
+        self._objects.close()
 
     def is_shallow(self) -> bool:
         return (Path(self.git_dir) / "shallow").exists()

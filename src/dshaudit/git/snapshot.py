@@ -13,8 +13,6 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Protocol
 
-import git
-
 from dshaudit.git import run
 from dshaudit.git.grep import Grep
 
@@ -24,10 +22,9 @@ class ObjectStore(Protocol):
     only as far as a snapshot needs it, so that the two modules do not import each other."""
 
     @property
-    def repo(self) -> git.Repo: ...
-
-    @property
     def git_dir(self) -> str: ...
+
+    def read_blob(self, blob_id: str) -> bytes: ...
 
     def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]: ...
 
@@ -140,7 +137,7 @@ class Snapshot:
         return Entry("blob", path, obj)
 
     def read(self, blob_sha: str) -> bytes:
-        return self.repository.repo.odb.stream(bytes.fromhex(blob_sha)).read()
+        return self.repository.read_blob(blob_sha)
 
     def read_many(self, blob_ids: list[str]) -> dict[str, bytes]:
         """Many blobs through one `git cat-file --batch`, far faster than one at a time."""
