@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 import git
-from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+from git.exc import InvalidGitRepositoryError, NoSuchPathError
 
 from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import SHA_RE
@@ -272,13 +272,3 @@ def _fetch(git_dir: str, *refspecs: str) -> run.Finished:
     """`git fetch origin REFSPECS` into the clone at `git_dir`, in the C locale: a failure is
     told by git's own `fatal:` line (`Finished.reason`)."""
     return run.run(["fetch", "origin", *refspecs], git_dir, env=run.C_LOCALE)
-
-
-def _git_reason(exc: GitCommandError) -> str:
-    """git's own first `fatal:`/`error:` line, which says what went wrong."""
-    text = str(exc.stderr or "").replace("stderr: '", "\n")
-    for line in text.splitlines():
-        line = line.strip().strip("'")
-        if line.startswith(("fatal:", "error:")):
-            return line
-    return f"git exited with {exc.status}"
