@@ -1,6 +1,6 @@
 """Objects of the clone read one at a time, through `git cat-file` processes kept running.
 
-Why kept running: a run asks what a SHA names, or reads a blob, hundreds of times,
+Why kept running: a run asks what a SHA names, or reads a blob, many times over,
 one at a time, between other work; a process for each would cost more than the
 answers. `git cat-file --batch-check` says what an object is, `--batch` gives its
 content; each starts on first use and ends with `close`. Many blobs known at once

@@ -77,8 +77,8 @@ class DshRepository:
     def twin(self) -> DshRepository:
         """Another handle on the same clone, for a thread or a forked process of its
         own: a handle reads objects through `git cat-file` processes of its own
-        (objects.py), which two threads must not share. The trees listed so far come along (a tree never
-        changes), so the twin does not list them again."""
+        (objects.py), which two threads must not share. The trees listed so far
+        come along (a tree never changes), so the twin does not list them again."""
         other = DshRepository(Path(self.git_dir), self.origin, self.cached)
         other._snapshots = {sha: snap.moved_to(other) for sha, snap in self._snapshots.items()}
         return other

@@ -267,8 +267,8 @@ class Started:
 
 
 def text(out: bytes, *, keep_newline: bool = False) -> str:
-    """git's output as text: its last newline dropped, unless `keep_newline` (a one-line
-    answer is then the answer itself), and bytes that are not UTF-8 kept as surrogates
+    """git's output as text: its last newline dropped, so that a one-line answer is the
+    answer itself (unless `keep_newline`), and bytes that are not UTF-8 kept as surrogates
     (`surrogateescape`), so that a path that is not UTF-8 is still the path it was."""
     if not keep_newline and out.endswith(b"\n"):
         out = out[:-1]

@@ -16,8 +16,9 @@ T = TypeVar("T")
 def in_background(repository: DshRepository, compute: Callable[[DshRepository], T]) -> BackgroundJob[T]:
     """`compute` started by the run's rule (`background.placement`): inline, on `repository`
     itself; else on a twin (`DshRepository.twin`), since a handle reads objects through
-    `git cat-file` processes of its own, which two threads or processes must not share. The twin
-    is made here, before the work starts: a thread must not copy the trees this one lists."""
+    `git cat-file` processes of its own, which two threads or processes must not share.
+    The twin is made here, before the work starts: a thread must not copy the trees this
+    one lists."""
     where = background.placement()
     if where is Placement.INLINE:
         return BackgroundJob.inline(partial(compute, repository))
