@@ -85,7 +85,7 @@ def _repositories_closed(monkeypatch):
     monkeypatch.setattr(DshRepository, "__init__", recording)
     yield
     for repository in opened:
-        repository.repo.close()
+        repository.close()
 
 
 def run_cli(*args: str, env: dict | None = None) -> Run:

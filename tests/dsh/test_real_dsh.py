@@ -188,6 +188,7 @@ def test_bisect_names_the_commit_that_moved_a_citation(dsh_repo, tmp_path, monke
     assert first["sha"] == "c11971056098c59f62d588b93012b90445567ba2"
     assert first["subject"].startswith("Merge pull request #2579")
     # Its first parent still holds the line; the commit itself does not.
+    from dshaudit.git import run as git_run
     from dshaudit.git.repository import DshRepository
 
     repo = DshRepository.open(str(dsh_repo), "unused")
@@ -196,7 +197,7 @@ def test_bisect_names_the_commit_that_moved_a_citation(dsh_repo, tmp_path, monke
         snap = repo.snapshot(sha)
         return snap.read(snap.entry("packages/subagent/subagent-codex/package.json").blob_sha).decode().split("\n")[58]
 
-    parent = repo.repo.git.rev_parse(first["sha"] + "^1")
+    parent = git_run.output_text(["rev-parse", first["sha"] + "^1"], repo.git_dir)
     assert '"@openai/codex": "0.147.0",' in line59(parent)
     assert "@openai/codex" not in line59(first["sha"])
 

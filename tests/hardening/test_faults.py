@@ -13,22 +13,22 @@ from hardening.helpers import DSHAUDIT, one_line_error
 
 
 def test_an_interrupted_clone_leaves_no_cache_entry_and_the_next_run_recovers(workspace, fixture_repo, monkeypatch):
-    import git as gitpython
+    from dshaudit.git import repository
 
     url = f"file://{fixture_repo.path}"
     write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`\n")
-    real = gitpython.Repo.clone_from
+    real = repository.clone_bare
 
     def interrupted(*args, **kwargs):
         real(*args, **kwargs)
         raise KeyboardInterrupt  # Ctrl-C just after the objects arrived, before the rename
 
-    monkeypatch.setattr(gitpython.Repo, "clone_from", interrupted)
+    monkeypatch.setattr(repository, "clone_bare", interrupted)
     run = run_cli("check", "--repo", url)
     assert run.exit_code == 130 and run.stderr.strip().endswith("interrupted")
     repos = workspace / "cache" / "repos"
     assert not list(repos.glob("*.git")) and not list(repos.glob(".clone-*"))
-    monkeypatch.setattr(gitpython.Repo, "clone_from", real)
+    monkeypatch.setattr(repository, "clone_bare", real)
     assert run_cli("check", "--repo", url).exit_code == 0
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from dshaudit.git import run
+
 if TYPE_CHECKING:
     from dshaudit.git.repository import DshRepository
 
@@ -31,7 +33,7 @@ class Diff:
         if known is not None:
             self.renames, self.deleted = known
             return
-        out = repository.repo.git.diff("--name-status", "-M", "-z", old_sha, new_sha)
+        out = run.output_text(["diff", "--name-status", "-M", "-z", old_sha, new_sha], repository.git_dir)
         fields = out.split("\0")
         i = 0
         while i < len(fields) and fields[i]:
@@ -50,17 +52,21 @@ class Diff:
         wanted = [p for p in pairs if p not in self._hunks]
         if wanted:
             paths = sorted({x for pair in wanted for x in pair})
-            out = self.repository.repo.git.diff(
-                "-U0",
-                "--histogram",
-                "-M",
-                "--no-color",
-                "--no-ext-diff",
-                self.old_sha,
-                self.new_sha,
-                "--",
-                *paths,
-                strip_newline_in_stdout=False,
+            out = run.output_text(
+                [
+                    "diff",
+                    "-U0",
+                    "--histogram",
+                    "-M",
+                    "--no-color",
+                    "--no-ext-diff",
+                    self.old_sha,
+                    self.new_sha,
+                    "--",
+                    *paths,
+                ],
+                self.repository.git_dir,
+                keep_newline=True,
             )
             sections = re.split(r"^diff --git .*$", out, flags=re.M)[1:]
             found = {}

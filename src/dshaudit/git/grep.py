@@ -3,17 +3,15 @@ than Python reads the few it needs. (Searches of lines are search.py's.)"""
 
 from __future__ import annotations
 
-import git
-from git.exc import GitCommandError
-
+from dshaudit.git import run
 from dshaudit.git.fileindex import FileIndex
 
 
 class Grep:
     """git grep at one commit."""
 
-    def __init__(self, repo: git.Repo, sha: str):
-        self.repo = repo
+    def __init__(self, git_dir: str, sha: str):
+        self.git_dir = git_dir
         self.sha = sha
 
     def needles(
@@ -27,7 +25,7 @@ class Grep:
         found: dict[str, set[str]] = {p: set() for p in paths}
         args = ["-o", "-z", "-a", "-F", "--no-color"] + [a for n in needles for a in ("-e", n)]
         prefix = self.sha + ":"
-        listing = FileIndex.of(str(self.repo.git_dir), paths, blobs) if blobs else None
+        listing = FileIndex.of(self.git_dir, paths, blobs) if blobs else None
         runs: list[tuple[list[str], dict[str, str] | None]] = []
         if listing is not None:
             runs.append((listing.grep_options, listing.env))
@@ -38,12 +36,9 @@ class Grep:
         ]
         try:
             for named, env in runs:
-                try:
-                    out = self.repo.git.grep(*args, *named, env=env, strip_newline_in_stdout=False)
-                except GitCommandError as exc:
-                    if exc.status != 1 or exc.stderr:  # 1 means no match, unless git says why
-                        raise
-                    continue
+                done = run.run(["grep", *args, *named], self.git_dir, env={**run.C_LOCALE, **(env or {})})
+                # 1: nothing matched, unless git says why (a blob it could not read).
+                out = run.text(done.output(no_match_ok=True, commit=self.sha), keep_newline=True)
                 for record in out.split("\n"):
                     if record:
                         path, _, text = record.partition("\0")

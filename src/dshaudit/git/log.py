@@ -8,15 +8,13 @@ for all of them), and which changed a line matching a pattern (`Pickaxe`).
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from functools import cached_property
 
-from git.exc import GitCommandError
-
 from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import Pin
-from dshaudit.git.repository import DshRepository, _git_reason
+from dshaudit.git import run
+from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
 
 _NO_BLOB = "0" * 40
@@ -35,27 +33,25 @@ def first_parent_path(
     """The commits on the first-parent path after `good`, up to `bad` included, oldest first.
     An InputError when `good` is not an ancestor of `bad` (`order` says which option comes
     first); a RepoError when git cannot tell."""
-    git = repository.repo.git
-    try:
-        git.merge_base("--is-ancestor", good, bad)
-    except GitCommandError as exc:
-        if exc.status == 1:  # git's answer "no"; any other status is a failure to answer
-            raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}: {order}") from None
-        raise RepoError(f"cannot tell whether {good[:12]} is an ancestor of {bad[:12]}: {_git_reason(exc)}") from None
-    try:
-        out = git.rev_list("--first-parent", "--reverse", f"{good}..{bad}")
-    except GitCommandError as exc:
-        raise RepoError(f"cannot list the commits from {good[:12]} to {bad[:12]}: {_git_reason(exc)}") from None
-    return [line for line in out.splitlines() if line]
+    asked = run.run(["merge-base", "--is-ancestor", good, bad], repository.git_dir, env=run.C_LOCALE)
+    if asked.returncode == 1:  # git's answer "no"; any other status is a failure to answer
+        raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}: {order}")
+    if asked.returncode != 0:
+        raise RepoError(f"cannot tell whether {good[:12]} is an ancestor of {bad[:12]}: {asked.reason}")
+    listed = run.run(
+        ["rev-list", "--first-parent", "--reverse", f"{good}..{bad}"], repository.git_dir, env=run.C_LOCALE
+    )
+    if listed.returncode != 0:
+        raise RepoError(f"cannot list the commits from {good[:12]} to {bad[:12]}: {listed.reason}")
+    return [line for line in run.text(listed.stdout).splitlines() if line]
 
 
 def describe(repository: DshRepository, sha: str) -> Commit:
     """The commit's full SHA, committer date and subject."""
-    try:
-        out = repository.repo.git.show("-s", "--format=%H%x00%cI%x00%s", sha)
-    except GitCommandError as exc:
-        raise RepoError(f"cannot read commit {sha[:12]}: {_git_reason(exc)}") from None
-    full, date, subject = out.split("\0", 2)
+    done = run.run(["show", "-s", "--format=%H%x00%cI%x00%s", sha], repository.git_dir, env=run.C_LOCALE)
+    if done.returncode != 0:
+        raise RepoError(f"cannot read commit {sha[:12]}: {done.reason}")
+    full, date, subject = run.text(done.stdout).split("\0", 2)
     return Commit(full, date, subject)
 
 
@@ -127,17 +123,21 @@ def read_steps(repository: DshRepository, from_sha: str, to_sha: str) -> list[St
     shas = first_parent_path(repository, from_sha, to_sha, "history needs --from before --to")
     if not shas:
         return []
-    out = repository.repo.git.log(
-        "--first-parent",
-        "--diff-merges=first-parent",
-        "--reverse",
-        "--raw",
-        "-M",
-        "-z",
-        "--no-abbrev",
-        "--no-color",
-        "--format=%x01%H%x00%P%x00%cI%x00%s",
-        f"{from_sha}..{to_sha}",
+    out = run.output_text(
+        [
+            "log",
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "--reverse",
+            "--raw",
+            "-M",
+            "-z",
+            "--no-abbrev",
+            "--no-color",
+            "--format=%x01%H%x00%P%x00%cI%x00%s",
+            f"{from_sha}..{to_sha}",
+        ],
+        repository.git_dir,
     )
     steps = [_parse_step(chunk) for chunk in out.split("\x01")[1:]]
     if [s.commit.sha for s in steps] != shas:
@@ -199,8 +199,6 @@ class Pickaxe:
         globs: tuple[str, ...],
     ):
         args = [
-            "git",
-            f"--git-dir={repository.repo.git_dir}",
             "log",
             "--first-parent",
             "--diff-merges=first-parent",
@@ -215,18 +213,17 @@ class Pickaxe:
             "--",
             *(f":(glob){g}" for g in globs),
         ]
-        self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self._proc = run.Started(args, repository.git_dir)
         self._commits: set[str] | None = None
 
     def commits(self) -> set[str]:
         if self._commits is None:
-            out, err = self._proc.communicate()
-            if self._proc.returncode:
-                raise RepoError(f"git log -G failed: {err.decode('utf-8', 'replace').strip()}")
-            self._commits = set(out.decode().split())
+            done = self._proc.finish()
+            if done.returncode:
+                raise RepoError(f"git log -G failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+            self._commits = set(done.stdout.decode().split())
         return self._commits
 
     def close(self) -> None:
-        if self._commits is None:
-            self._proc.kill()
-            self._proc.communicate()
+        """End git if its answer was not collected (`stop` does nothing once it was)."""
+        self._proc.stop()

@@ -9,6 +9,11 @@ No text from findings or configuration ever reaches git as an option: SHAs are
 validated as 40 hex digits before use, clone URLs must use a known protocol,
 tag names are checked before git sees them, and paths are looked up in trees
 (snapshot.py), not passed on command lines.
+
+GitPython only opens the clone: it finds the git directory and refuses a folder
+that is none, and starts no git for dshaudit (importing it runs `git version`
+once, its own check that git is there). Every git this module needs, the clone
+and fetches included, is run through run.py.
 """
 
 from __future__ import annotations
@@ -21,12 +26,12 @@ import tempfile
 from pathlib import Path
 
 import git
-from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
-from gitdb.exc import BadName, BadObject
+from git.exc import InvalidGitRepositoryError, NoSuchPathError
 
 from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import SHA_RE
 from dshaudit.git import run
+from dshaudit.git.objects import ObjectReader
 from dshaudit.git.snapshot import Snapshot
 from dshaudit.platform import places, ui
 
@@ -56,10 +61,7 @@ class DshRepository:
             self.repo = git.Repo(git_dir)
         except (InvalidGitRepositoryError, NoSuchPathError):
             raise RepoError(f"{origin}: not a git repository") from None
-        # A bare mirror whose config lacks `core.bare = true` makes GitPython run
-        # git in the parent folder, where git finds no repository. Naming the git
-        # directory in the environment makes every git call independent of that.
-        self.repo.git.update_environment(GIT_DIR=str(self.repo.git_dir))
+        self._objects = ObjectReader(self.git_dir)
         self._snapshots: dict[str, Snapshot] = {}
         if self.is_shallow():
             raise RepoError(
@@ -74,9 +76,9 @@ class DshRepository:
 
     def twin(self) -> DshRepository:
         """Another handle on the same clone, for a thread or a forked process of its
-        own: a git.Repo reads objects through one `git cat-file` process, which two
-        threads must not share. The trees listed so far come along (a tree never
-        changes), so the twin does not list them again."""
+        own: a handle reads objects through `git cat-file` processes of its own
+        (objects.py), which two threads must not share. The trees listed so far
+        come along (a tree never changes), so the twin does not list them again."""
         other = DshRepository(Path(self.git_dir), self.origin, self.cached)
         other._snapshots = {sha: snap.moved_to(other) for sha, snap in self._snapshots.items()}
         return other
@@ -114,12 +116,9 @@ class DshRepository:
             # only a temporary folder, never a half-made cache entry.
             tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
             try:
-                git.Repo.clone_from(url, tmp / "repo.git", bare=True, multi_options=["--no-tags"])
-                git.Repo(tmp / "repo.git").git.fetch("origin", "+refs/tags/*:refs/tags/*")
+                clone_bare(url, tmp / "repo.git")
                 shutil.rmtree(target, ignore_errors=True)
                 os.replace(tmp / "repo.git", target)
-            except GitCommandError as exc:
-                raise RepoError(f"{url}: cannot clone: {_git_reason(exc)}") from None
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
         return cls(target, url, cached=True)
@@ -127,14 +126,12 @@ class DshRepository:
     def fetch_missing(self, sha: str) -> None:
         """Bring a cached clone up to date when a pin names a commit it lacks."""
         ui.note(f"fetching {self.origin} for commit {sha}")
-        try:
-            self.repo.git.fetch("origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
-            if not self.has_commit(sha):
-                # Not on a branch or tag (a pull request's commit, say): ask for it by id.
-                self.repo.git.fetch("origin", sha)
-        except GitCommandError as exc:
-            if not self.has_commit(sha):
-                raise RepoError(f"{self.origin}: cannot fetch commit {sha}: {_git_reason(exc)}") from None
+        done = _fetch(self.git_dir, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+        if done.returncode == 0 and not self.has_commit(sha):
+            # Not on a branch or tag (a pull request's commit, say): ask for it by id.
+            done = _fetch(self.git_dir, sha)
+        if done.returncode != 0 and not self.has_commit(sha):
+            raise RepoError(f"{self.origin}: cannot fetch commit {sha}: {done.reason}")
 
     # -- reading -----------------------------------------------------------------
 
@@ -155,12 +152,7 @@ class DshRepository:
     def object_type(self, sha: str) -> str | None:
         """What a full SHA names in this clone: `commit`, `tag` (an annotated
         tag object), `tree` or `blob`; None when the clone does not hold it."""
-        if not SHA_RE.match(sha):
-            return None
-        try:
-            return self.repo.odb.info(bytes.fromhex(sha)).type.decode()
-        except (BadName, BadObject, ValueError, GitCommandError):
-            return None
+        return self._objects.kind(sha) if SHA_RE.match(sha) else None
 
     def peel(self, ref: str) -> str | None:
         """The commit a SHA or an (annotated) tag leads to, if it leads to one."""
@@ -175,18 +167,21 @@ class DshRepository:
             rev = f"refs/tags/{name_or_sha}"
         else:
             return None
-        try:
-            sha = self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{rev}^{{}}")
-        except GitCommandError:
-            return None
-        return self.object_type(sha) if SHA_RE.match(sha or "") else None
+        sha = self._verified(f"{rev}^{{}}")
+        return self.object_type(sha) if sha is not None else None
 
     def _rev(self, ref: str) -> str | None:
-        try:
-            sha = self.repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
-        except GitCommandError:
-            return None
-        return sha if SHA_RE.match(sha or "") else None
+        return self._verified(f"{ref}^{{commit}}")
+
+    def _verified(self, rev: str) -> str | None:
+        """The SHA of the object `rev` names (`git rev-parse --verify`); None when it names none."""
+        done = run.run(["rev-parse", "--verify", "--quiet", "--end-of-options", rev], self.git_dir, env=run.C_LOCALE)
+        sha = run.text(done.stdout) if done.returncode == 0 else ""
+        return sha if SHA_RE.match(sha) else None
+
+    def read_blob(self, blob_id: str) -> bytes:
+        """One blob's content, through the handle's running `git cat-file --batch`."""
+        return self._objects.read(blob_id)
 
     def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]:
         """Blob contents by id, read through one `git cat-file --batch` process."""
@@ -217,6 +212,10 @@ class DshRepository:
         writer.join()
         proc.wait()  # closes the pipes: left to the collector, they are a ResourceWarning
         return out
+
+    def close(self) -> None:
+        """End the git processes the handle keeps running (objects.py)."""
+        self._objects.close()
 
     def is_shallow(self) -> bool:
         return (Path(self.git_dir) / "shallow").exists()
@@ -259,11 +258,17 @@ class DshRepository:
         self._snapshots.pop(sha, None)
 
 
-def _git_reason(exc: GitCommandError) -> str:
-    """git's own first `fatal:`/`error:` line, which says what went wrong."""
-    text = str(exc.stderr or "").replace("stderr: '", "\n")
-    for line in text.splitlines():
-        line = line.strip().strip("'")
-        if line.startswith(("fatal:", "error:")):
-            return line
-    return f"git exited with {exc.status}"
+def clone_bare(url: str, path: Path) -> None:
+    """A bare clone of `url` made at `path`: its branches (`--no-tags`), then all its tags,
+    fetched by name. A RepoError in git's words when either step fails."""
+    done = run.run(["clone", "-v", "--bare", "--no-tags", "--", url, str(path)], env=run.C_LOCALE)
+    if done.returncode == 0:
+        done = _fetch(str(path), "+refs/tags/*:refs/tags/*")
+    if done.returncode != 0:
+        raise RepoError(f"{url}: cannot clone: {done.reason}")
+
+
+def _fetch(git_dir: str, *refspecs: str) -> run.Finished:
+    """`git fetch origin REFSPECS` into the clone at `git_dir`, in the C locale: a failure is
+    told by git's own `fatal:` line (`Finished.reason`)."""
+    return run.run(["fetch", "origin", *refspecs], git_dir, env=run.C_LOCALE)

@@ -1,4 +1,4 @@
-"""Every git process dshaudit starts itself (GitPython starts its own) is started here.
+"""Every git process dshaudit starts is started here.
 
 Why one place: what git reads besides its arguments is decided once. Each
 command line is `git [--git-dir=DIR] FIXED_CONFIG ARGS`: the settings of the
@@ -13,6 +13,9 @@ reads the terminal: git's input is what the caller gives it, or nothing.
 Exit codes mean what the caller says they mean: `git grep` exits 1 when
 nothing matches, which is an answer, not a failure; `Finished.output` takes the
 codes a caller accepts. A failure is a RepoError in git's own words.
+
+No other module of dshaudit starts a process: tests/unit/git/test_one_runner.py
+reads the source of every module to hold to that.
 """
 
 from __future__ import annotations
@@ -58,6 +61,11 @@ _LOCATION_VARIABLES = frozenset(
         "GIT_PREFIX",
     }
 )
+
+
+# The C locale, for the calls whose messages are shown or read: git writes `fatal:` and `error:`
+# (what `Finished.reason` looks for) and its messages in English, whatever the user's language.
+C_LOCALE: Mapping[str, str] = {"LANGUAGE": "C", "LC_ALL": "C"}
 
 
 def command(args: Sequence[str], git_dir: str | None = None) -> list[str]:
@@ -114,6 +122,17 @@ class Finished:
         at = f" at {commit[:12]}" if commit else ""
         return RepoError(f"git {subcommand(self.args)} failed{at}: {reason if limit is None else reason[:limit]}")
 
+    @property
+    def reason(self) -> str:
+        """git's own first `fatal:` or `error:` line, which says what went wrong (blanks and
+        quotes at its ends dropped); else the exit code. For messages that say what failed
+        in words of their own."""
+        for line in self.stderr.decode("utf-8", "surrogateescape").splitlines():
+            line = line.strip().strip("'")
+            if line.startswith(("fatal:", "error:")):
+                return line
+        return f"git exited with {self.returncode}"
+
 
 def run(
     args: Sequence[str],
@@ -138,6 +157,20 @@ def run(
         check=False,
     )
     return Finished(tuple(args), done.returncode, done.stdout, done.stderr)
+
+
+def output_text(
+    args: Sequence[str],
+    git_dir: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    keep_newline: bool = False,
+    commit: str | None = None,
+) -> str:
+    """What git writes, as `text`, run in the C locale (`env` on top) to exit 0; else
+    the RepoError of `Finished.failure` (`commit` names where it failed)."""
+    done = run(args, git_dir, env={**C_LOCALE, **(env or {})})
+    return text(done.output(commit=commit), keep_newline=keep_newline)
 
 
 def ask(args: Sequence[str], *, cwd: str, timeout: float) -> str | None:
@@ -231,6 +264,15 @@ class Started:
         self._ended = True
         if self._spool is not None:
             self._spool.close()
+
+
+def text(out: bytes, *, keep_newline: bool = False) -> str:
+    """git's output as text: its last newline dropped, so that a one-line answer is the
+    answer itself (unless `keep_newline`), and bytes that are not UTF-8 kept as surrogates
+    (`surrogateescape`), so that a path that is not UTF-8 is still the path it was."""
+    if not keep_newline and out.endswith(b"\n"):
+        out = out[:-1]
+    return out.decode("utf-8", "surrogateescape")
 
 
 def nul_fields(out: bytes) -> list[str]:

@@ -13,8 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Protocol
 
-import git
-
+from dshaudit.git import run
 from dshaudit.git.grep import Grep
 
 
@@ -23,10 +22,9 @@ class ObjectStore(Protocol):
     only as far as a snapshot needs it, so that the two modules do not import each other."""
 
     @property
-    def repo(self) -> git.Repo: ...
-
-    @property
     def git_dir(self) -> str: ...
+
+    def read_blob(self, blob_id: str) -> bytes: ...
 
     def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]: ...
 
@@ -61,7 +59,7 @@ class Snapshot:
         self._paths: list[str] | None = None
         self._blob_ids: dict[str, str] | None = None
         self._by_basename: dict[str, list[str]] | None = None
-        self.grep = Grep(repository.repo, sha)
+        self.grep = Grep(repository.git_dir, sha)
         self._by_name: dict[str, list[str]] | None = None
         self._by_dir: dict[str, list[str]] = {}
         self._below: dict[str, int] | None = None
@@ -70,7 +68,7 @@ class Snapshot:
     def index(self) -> dict[str, tuple[str, str, str]]:
         """path -> (mode, type, object id) for every entry, folders included."""
         if self._index is None:
-            out = self.repository.repo.git.ls_tree("-r", "-t", "-z", "--full-tree", self.sha)
+            out = run.output_text(["ls-tree", "-r", "-t", "-z", "--full-tree", self.sha], self.repository.git_dir)
             index = {}
             for record in out.split("\0"):
                 if record:
@@ -139,7 +137,7 @@ class Snapshot:
         return Entry("blob", path, obj)
 
     def read(self, blob_sha: str) -> bytes:
-        return self.repository.repo.odb.stream(bytes.fromhex(blob_sha)).read()
+        return self.repository.read_blob(blob_sha)
 
     def read_many(self, blob_ids: list[str]) -> dict[str, bytes]:
         """Many blobs through one `git cat-file --batch`, far faster than one at a time."""

@@ -15,9 +15,10 @@ T = TypeVar("T")
 
 def in_background(repository: DshRepository, compute: Callable[[DshRepository], T]) -> BackgroundJob[T]:
     """`compute` started by the run's rule (`background.placement`): inline, on `repository`
-    itself; else on a twin (`DshRepository.twin`), since a git.Repo reads objects through
-    one `git cat-file` process, which two threads or processes must not share. The twin
-    is made here, before the work starts: a thread must not copy the trees this one lists."""
+    itself; else on a twin (`DshRepository.twin`), since a handle reads objects through
+    `git cat-file` processes of its own, which two threads or processes must not share.
+    The twin is made here, before the work starts: a thread must not copy the trees this
+    one lists."""
     where = background.placement()
     if where is Placement.INLINE:
         return BackgroundJob.inline(partial(compute, repository))
@@ -28,4 +29,4 @@ def _on_twin(compute: Callable[[DshRepository], T], twin: DshRepository) -> T:
     try:
         return compute(twin)
     finally:
-        twin.repo.close()  # its git processes: a forked process ends without the interpreter's clean-up
+        twin.close()  # its git processes: a forked process ends without the interpreter's clean-up

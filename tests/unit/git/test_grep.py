@@ -35,7 +35,7 @@ def test_the_needles_git_reports_are_those_each_file_holds(needles, texts):
             paths = sorted(snap.blob_ids())
             found = snap.grep.needles(needles, paths, snap.blob_ids())
         finally:
-            repository.repo.close()
+            repository.close()
     hiding = _hiding(needles)
     for i, text in enumerate(texts):
         held = {n for n in needles if n in text}

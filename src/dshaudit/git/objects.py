@@ -1,0 +1,63 @@
+"""Objects of the clone read one at a time, through `git cat-file` processes kept running.
+
+Why kept running: a run asks what a SHA names, or reads a blob, many times over,
+one at a time, between other work; a process for each would cost more than the
+answers. `git cat-file --batch-check` says what an object is, `--batch` gives its
+content; each starts on first use and ends with `close`. Many blobs known at once
+are read otherwise, in one process of their own (`DshRepository.read_blobs`).
+
+A reader answers one question at a time: two threads sharing it would read each
+other's answers. Each handle of the clone has its own (`DshRepository.twin`).
+"""
+
+from __future__ import annotations
+
+from dshaudit.core.errors import RepoError
+from dshaudit.git import run
+
+
+class ObjectReader:
+    """What an object of one clone is, and its content, by id."""
+
+    def __init__(self, git_dir: str):
+        self.git_dir = git_dir
+        self._check: run.Started | None = None  # `--batch-check`: headers only
+        self._batch: run.Started | None = None  # `--batch`: headers and contents
+
+    def kind(self, object_id: str) -> str | None:
+        """`commit`, `tag`, `tree` or `blob`; None when the clone does not hold the object."""
+        if self._check is None:
+            self._check = run.Started(["cat-file", "--batch-check"], self.git_dir, stdin=True, stderr=False)
+        header = _ask(self._check, _checked(object_id))
+        return header[1].decode() if len(header) == 3 else None
+
+    def read(self, object_id: str) -> bytes:
+        """The object's content; a RepoError when the clone does not hold it."""
+        if self._batch is None:
+            self._batch = run.Started(["cat-file", "--batch"], self.git_dir, stdin=True, stderr=False)
+        header = _ask(self._batch, _checked(object_id))
+        if len(header) != 3:
+            raise RepoError(f"cannot read object {object_id}: git cat-file says {b' '.join(header).decode()!r}")
+        data = self._batch.stdout.read(int(header[2]))
+        self._batch.stdout.read(1)  # the newline after each object
+        return data
+
+    def close(self) -> None:
+        """End the processes (each ends when its input does)."""
+        for started in (self._check, self._batch):
+            if started is not None:
+                started.wait()
+        self._check = self._batch = None
+
+
+def _checked(object_id: str) -> str:
+    """The id as git is asked for it: hex digits only, so that no other text (a
+    newline, a revision expression) reaches git."""
+    return bytes.fromhex(object_id).hex()
+
+
+def _ask(started: run.Started, object_id: str) -> list[bytes]:
+    """The header git answers for one object: `ID TYPE SIZE`, or `ID missing`."""
+    started.stdin.write(f"{object_id}\n".encode())
+    started.stdin.flush()
+    return started.stdout.readline().split()

@@ -1,0 +1,64 @@
+"""What git wrote, as the git layer reads it (git/run.py): text, and the reason of a failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from dshaudit.core.errors import RepoError
+from dshaudit.git import run
+from dshaudit.git.diff import Diff
+from dshaudit.git.grep import Grep
+
+
+def test_text_drops_one_last_newline_and_keeps_bytes_that_are_not_utf8():
+    assert run.text(b"abc\n\n") == "abc\n"
+    assert run.text(b"abc\n", keep_newline=True) == "abc\n"
+    assert run.text(b"\xc3\xa9\xff") == "é\udcff"
+    assert run.text(b"\xff.ts").encode("utf-8", "surrogateescape") == b"\xff.ts"
+
+
+def _failed(stderr: bytes, code: int = 128) -> run.Finished:
+    return run.Finished(("fetch", "origin"), code, b"", stderr)
+
+
+def test_the_reason_is_gits_first_fatal_or_error_line():
+    said = b"remote: counting\nwarning: a warning\n  error: 'first'  \nfatal: second\n"
+    assert _failed(said).reason == "error: 'first"  # blanks and quotes at the ends dropped
+    assert _failed(b"fatal: repository 'x' not found\n").reason == "fatal: repository 'x' not found"
+    assert _failed(b"something else\n", 2).reason == "git exited with 2"
+    assert _failed(b"").reason == "git exited with 128"
+
+
+def test_output_text_runs_in_the_c_locale(make_repo, monkeypatch):
+    built = make_repo({"a.txt": "a\n"})
+    assert run.output_text(["rev-parse", "HEAD"], str(built.root / ".git")) == built.shas[0]
+    seen: list[dict[str, str]] = []
+    real = run.run
+
+    def recording(args, git_dir=None, **kwargs):
+        seen.append(dict(kwargs.get("env") or {}))
+        return real(args, git_dir, **kwargs)
+
+    monkeypatch.setattr(run, "run", recording)
+    run.output_text(["rev-parse", "HEAD"], str(built.root / ".git"), env={"X": "1"})
+    assert seen == [{"LANGUAGE": "C", "LC_ALL": "C", "X": "1"}]
+
+
+def test_the_patch_of_a_path_that_is_not_ascii_is_found(make_repo):
+    """git quotes such a path in a patch's headers unless core.quotePath is false, which
+    run.py fixes: the patch is found under the path as the tree lists it."""
+    built = make_repo({"src/é.ts": "const e = 1\n", "a.ts": "a\n"}, {"src/é.ts": "const e = 2\n", "a.ts": "b\n"})
+    diff = Diff(built.repository(), built.shas[0], built.shas[1])
+    patches = diff.patches([("src/é.ts", "src/é.ts"), ("a.ts", "a.ts")])
+    assert "-const e = 1\n+const e = 2\n" in patches[("src/é.ts", "src/é.ts")]
+    assert "-a\n+b\n" in patches[("a.ts", "a.ts")]
+
+
+def test_git_failing_is_a_repo_error_in_its_words(make_repo):
+    built = make_repo({"a.txt": "a\n"})
+    git_dir, missing = str(built.root / ".git"), "1" * 40
+    with pytest.raises(RepoError, match="^git grep failed at 111111111111: fatal: "):
+        Grep(git_dir, missing).needles(["a"], ["a.txt"])
+    with pytest.raises(RepoError, match=f"^git diff failed: fatal: bad object {missing}$"):
+        Diff(built.repository(), built.shas[0], missing)
+    assert Grep(git_dir, built.shas[0]).needles(["zzz"], ["a.txt"]) == {"a.txt": set()}  # no match is no failure
