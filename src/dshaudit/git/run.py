@@ -7,8 +7,9 @@ user's configuration that would change what git writes where dshaudit reads it
 among the log lines) are fixed at the values dshaudit parses, so a search means
 the same thing on every machine. The environment is the caller's, less the
 variables that point git at another repository, index or object store: every
-call names its repository (`--git-dir`, or the folder it runs in). No call
-reads the terminal: git's input is what the caller gives it, or nothing.
+call names its repository (`--git-dir`, or the folder it runs in). git's
+standard input is what the caller gives it, or nothing (a clone or fetch over
+https may still ask git's credential helper, as any git command would).
 
 Exit codes mean what the caller says they mean: `git grep` exits 1 when
 nothing matches, which is an answer, not a failure; `Finished.output` takes the
