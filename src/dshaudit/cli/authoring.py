@@ -10,15 +10,18 @@ import click
 from dshaudit.cli.exits import finish, handle_errors
 from dshaudit.cli.options import PIN_HELP, config_option, format_option, repo_option
 
-
-@click.command()
-@click.argument("citation")
-@repo_option
-@click.option(
+# show and cite read a citation at its own @PIN, else at this one.
+citation_pin_option = click.option(
     "--pin",
     metavar="PIN",
     help=f"Pin to read at when CITATION has no @PIN (default: the config's default_pin). {PIN_HELP}",
 )
+
+
+@click.command()
+@click.argument("citation")
+@repo_option
+@citation_pin_option
 @click.option(
     "-C",
     "--context",
@@ -46,11 +49,7 @@ def show(citation: str, repo: str | None, pin: str | None, context_lines: int, c
 @click.command()
 @click.argument("citation")
 @repo_option
-@click.option(
-    "--pin",
-    metavar="PIN",
-    help=f"Pin to read at when CITATION has no @PIN (default: the config's default_pin). {PIN_HELP}",
-)
+@citation_pin_option
 @format_option(("text", "json"), "Output format.")
 @config_option
 @handle_errors
