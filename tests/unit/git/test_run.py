@@ -23,6 +23,11 @@ HOSTILE = """\
     grep = always
 [core]
     quotePath = true
+[diff]
+    noprefix = true
+    mnemonicPrefix = true
+    indentHeuristic = false
+    interHunkContext = 10
 """
 
 
@@ -51,6 +56,28 @@ def test_the_users_configuration_does_not_change_what_git_writes(fixture_repo, h
     assert found == _greps(fixture_repo)
     assert all(found)  # each search finds something: the comparison is not of empty outputs
     assert b"\x1b[" not in b"".join(found)
+
+
+def test_patches_are_read_alike_whatever_the_users_configuration(fixture_repo, hostile, monkeypatch):
+    from dshaudit.git.diff import Diff
+    from dshaudit.git.repository import DshRepository
+
+    def patches() -> dict[tuple[str, str], str]:
+        repository = DshRepository(fixture_repo.bare, "fixture")
+        try:
+            diff = Diff(repository, fixture_repo.shas["v1"], fixture_repo.shas["v3"])
+            paths = sorted(
+                set(repository.snapshot(fixture_repo.shas["v1"]).blob_ids())
+                & set(repository.snapshot(fixture_repo.shas["v3"]).blob_ids())
+            )
+            return diff.patches([(p, diff.renames.get(p, p)) for p in paths])
+        finally:
+            repository.close()
+
+    found = patches()
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    assert found == patches()
+    assert any(found.values())  # some file changed: the comparison is not of empty patches
 
 
 def test_names_are_found_alike_whatever_the_users_configuration(fixture_repo, hostile, tmp_path, monkeypatch):
