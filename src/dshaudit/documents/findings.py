@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dshaudit.core.errors import InputError
@@ -106,9 +106,9 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def load_findings_file(path: Path, web_url: str | None = None, citations: bool = True) -> FindingsFile:
+def load_findings_file(path: Path, web_url: str | None = None) -> FindingsFile:
     """A findings file, parsed; with `web_url` (DSH's web address), permalinks into it
-    are citations; `citations=False` reads its claims and pin only (no citations)."""
+    are citations."""
     shown = display_path(path)
     try:
         if path.is_symlink() and not path.resolve().is_relative_to(Path.cwd().resolve()):
@@ -124,12 +124,10 @@ def load_findings_file(path: Path, web_url: str | None = None, citations: bool =
         raise InputError(
             f"not UTF-8 (byte 0x{data[exc.start]:02x}); findings must be UTF-8", file=shown, line=line
         ) from None
-    return parse_findings(text, shown, web_url, read, citations)
+    return parse_findings(text, shown, web_url, read)
 
 
-def parse_findings(
-    text: str, shown: str, web_url: str | None = None, read: ReadFile | None = None, citations: bool = True
-) -> FindingsFile:
+def parse_findings(text: str, shown: str, web_url: str | None = None, read: ReadFile | None = None) -> FindingsFile:
     """A findings file from its text: read from disk by `load_findings_file` (`read`
     is the file as read, for a writer to check), or an editor's buffer (the
     language server); `shown` names it in messages."""
@@ -154,7 +152,7 @@ def parse_findings(
     return FindingsFile(
         path=shown,
         front_matter=front.data,
-        citations=tuple(citations_in_markdown(text, shown, skip, web_url)) if citations else (),
+        citations=tuple(citations_in_markdown(text, shown, skip, web_url)),
         pin=pin,
         claims=tuple(claims_in_markdown(text, shown, skip)),
         digest=read.digest if read is not None else "",
@@ -162,13 +160,6 @@ def parse_findings(
         pin_line=pin_line if pin is not None else 0,
         read=read,
     )
-
-
-def with_citations(early: FindingsFile, web_url: str | None = None) -> FindingsFile:
-    """A findings file read without its citations (`citations=False`), completed with
-    them from the same text: what `load_findings_file` gives, the file read once."""
-    skip = read_front_matter(early.text, early.path).skip
-    return replace(early, citations=tuple(citations_in_markdown(early.text, early.path, skip, web_url)))
 
 
 def collect_markdown(paths: list[Path]) -> list[Path]:

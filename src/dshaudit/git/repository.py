@@ -96,14 +96,6 @@ class DshRepository:
             return cls(Path(places.git_dir_at(str(path))), spec)
         return cls.cached_clone(spec or upstream_url)
 
-    @staticmethod
-    def at_hand(spec: str | None, upstream_url: str) -> bool:
-        """Whether `open` would find a clone without making one."""
-        spec = places.clone_spec(spec)
-        if spec and not places.is_url(spec):
-            return Path(spec).expanduser().exists()
-        return (_cached_clone_path(spec or upstream_url) / "objects").is_dir()
-
     @classmethod
     def cached_clone(cls, url: str) -> DshRepository:
         if not ALLOWED_URL_RE.match(url):
