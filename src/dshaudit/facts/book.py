@@ -59,7 +59,7 @@ def _partials(spec: DetectorSpec, ctx: FactContext) -> Partials:
 
 def prepare(ctx: FactContext, ids: list[str]) -> None:
     """Do the per-file work of these detectors up front, all of it in one go
-    across two processes when there is enough of it to pay for them."""
+    across the worker pool (--jobs) when there is enough of it to pay for one."""
     specs = [registry()[i] for i in ids]
     if ctx.pool is None or parallel.workers() < 2:
         return

@@ -14,7 +14,7 @@ from dshaudit.moves.rebaser import MoveStatus, Rebaser
 
 def carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], verifier: Verifier) -> list[Verdict]:
     """Citations of documents written at one pin and checked at another: each is
-    carried through the diff first (moves/rebase.py). Lines the diff left alone are
+    carried through the diff first (moves/rebaser.py). Lines the diff left alone are
     checked where they are; lines that moved, or were edited, say so."""
     out = []
     pairs: dict[tuple[str, str], list[Citation]] = {}
