@@ -17,6 +17,7 @@ from dshaudit.documents.codespans import code_spans
 from dshaudit.documents.frontmatter import split_front_matter
 from dshaudit.documents.grammar import JOINED_RE, find_citations
 from dshaudit.documents.names import CODE, Name, code_names
+from dshaudit.platform import cache
 
 _FILES_CLAIM_RE = re.compile(r"\bfiles\(([^)`]*)\)")
 ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*+([^`\s][^`\n]*+)`(?!`)")
@@ -69,10 +70,30 @@ def _citation_extents(chunk: str) -> list[tuple[int, int]]:
     return out
 
 
+# A document's names as the cache keeps them: text, kind, start, end, folder, line, column.
+_NAMES_SHAPE = cache.shaped({"names": [[str, str, int, int, (str, type(None)), int, int]]})
+
+
 def document_names(text: str) -> list[tuple[Name, int, int]]:
     """The code-like names in a Markdown document's prose, with their 1-based
     line and column; offsets in each Name are offsets in `text`. Citations
-    and their anchors, claims and absence claims are not names."""
+    and their anchors, claims and absence claims are not names. They follow from
+    the text and dshaudit's rules alone, so they are cached by both: a document
+    checked again unchanged is not read for names again."""
+    shard = cache.current().shard("document-names", cache.code_version(), _NAMES_SHAPE)
+    key = cache.digest(text)
+    hit = shard.get(key)
+    if hit is not None:
+        return [
+            (Name(t, kind, start, end, folder), line, column)
+            for t, kind, start, end, folder, line, column in hit["names"]
+        ]
+    found = _document_names(text)
+    shard.put(key, {"names": [[n.text, n.kind, n.start, n.end, n.folder, line, column] for n, line, column in found]})
+    return found
+
+
+def _document_names(text: str) -> list[tuple[Name, int, int]]:
     out = []
     locate = _locator(text)
     for offset, chunk in _prose(text):

@@ -5,11 +5,8 @@ package, which measures it through the measure registered for its kind
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Callable
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dshaudit.checking.verify import check
@@ -23,16 +20,6 @@ if TYPE_CHECKING:
     from dshaudit.git.repository import DshRepository
 
 
-@lru_cache(maxsize=1)
-def _rules_version() -> str:
-    """dshaudit's own code and rules, as one digest: a cached count is as old as the rules that made it."""
-    root = Path(__file__).parent.parent
-    h = hashlib.sha256()
-    for f in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".scm", ".toml") and p.is_file()):
-        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:16]
-
-
 def measure_fact(
     spec: searches.Search, pin: Pin, resolver: PinResolver, repository: Callable[[], DshRepository]
 ) -> Fact:
@@ -44,7 +31,7 @@ def measure_fact(
     docs_pin = resolver.require(spec.of, "tree-docs PIN") if spec.of else pin
     at = resolver.require(spec.at, "tree-docs PIN") if spec.at else docs_pin
     # Both trees are fixed by their SHAs: the counts change only with dshaudit's own rules.
-    shard = cache.current().shard("tree-docs", _rules_version())
+    shard = cache.current().shard("tree-docs", cache.code_version())
     key = cache.digest(docs_pin.sha, at.sha, spec.pathspecs[0])
     hit = shard.get(key)
     if hit is not None:

@@ -30,6 +30,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,17 @@ def digest(*parts: str | bytes) -> str:
         h.update(p if isinstance(p, bytes) else p.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """dshaudit's own code and rules, as one digest: what is computed from a document
+    by dshaudit's rules alone is as old as the rules that made it."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for f in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".scm", ".toml") and p.is_file()):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def shaped(template: Any) -> Callable[[Any], bool]:
