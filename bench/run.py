@@ -1,34 +1,66 @@
 #!/usr/bin/env python3
-"""Benchmark dshaudit on real DSH, against ast-grep and git grep as references.
+"""Benchmark dshaudit on real DSH against what a user could run instead.
 
-Not a test: it prints figures and ratios for a person to read.
+Not a test: it prints figures, targets and ratios for a person to read.
 
-    DSH_REPO=/path/to/deepseek-harness python bench/run.py [--runs 5]
+    DSH_REPO=/path/to/dsh-clone [HANDBOOK_REPO=/path/to/handbook-clone] \\
+        python bench/run.py [--runs 3] [--only SECTION] [--dshaudit PATH]
 
-Each command runs as a whole process, several times; min and median wall
-seconds are printed, with the peak resident memory of the process itself.
-"Cold" runs start from an empty cache folder; "warm" ones from a cache filled
-by a previous run. ast-grep (the `ast-grep` or `sg` command, or one installed
-with npm under node_modules/.bin) scans an extracted rc7 tree with rules
-equivalent to three of dshaudit's detectors; without it, that reference and
-its ratios are skipped with a note.
+Speed is set beside two references rather than beside dshaudit itself: an
+ast-grep scan of the rc7 tree extracted to a folder, with six rules (three of
+dshaudit's detectors, each for .ts and .tsx), is a tool a user could pick
+instead; one `git grep` of an identifier over the rc7 tree is the cost of
+reading the data once. Each section times whole processes and prints the
+median of `--runs` rounds; a figure and the reference it is compared with run
+in turn within each round (A B A B ...), so that a drift of the machine's
+speed falls on both. Each reference runs once untimed first, so that both
+sides read from a warm page cache. A process that runs past its timeout is
+stopped and counted at the timeout, marked as such. The sections, each of
+which `--only` runs alone and each printing its targets: cold, warm, new-pin,
+handbook, history, lsp.
+
+"Cold" starts from an empty cache folder; "warm" from one a previous run
+filled. dshaudit is the `--dshaudit` executable (default: the one next to
+this Python); measure it installed as the README installs it, not editable,
+since compiled bytecode changes the warm figures. The language-server section
+runs in the Python that executable's script names, so that it measures the
+same installation.
+
+ast-grep is the `ast-grep` or `sg` command on PATH (when its `--version` says
+ast-grep), one next to this Python, or one under node_modules/.bin;
+`pip install ast-grep-cli` or `npm install @ast-grep/cli` provides it. Without
+it, the ratios to it are skipped with a note. The handbook section needs
+HANDBOOK_REPO, a clone of the community handbook of DSH (bare or not): its
+`docs/en` at a fixed commit is a corpus nobody wrote for dshaudit.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 RC7 = "99f6f02fecdb7dff40c3fbc9470f5907c29f74ca"
 RC2 = "b150a551b8d465e31e418e1b2eaf5e79bbb7d28e"
+HANDBOOK_COMMIT = "717ca66"
+HANDBOOK_FOLDER = "docs/en"
+GREP_IDENTIFIER = "KNOWN_SESSION_EVENT_TYPES"
 ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 600.0
+HANDBOOK_TIMEOUT = 1800.0  # the cold handbook check reads many names and can take minutes
+LSP_CITATIONS = 250
+SECTIONS = ("cold", "warm", "new-pin", "handbook", "history", "lsp")
 
 # Three detectors, as ast-grep rules, for .ts and .tsx: surfaceOp properties,
 # snapshot-form sources, and the services the Cordis Context constructor builds.
@@ -54,56 +86,101 @@ rule:
     stopBy: end
 """,
 }
+LANGUAGES = ("typescript", "tsx")
 
 
-def run_once(cmd: list[str], env: dict, cwd: Path) -> tuple[float, int, int]:
-    """Wall seconds, peak RSS in MiB (the process itself), exit code."""
+# -- timing -------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """One process: wall seconds, peak resident memory of the process itself, and
+    whether it was stopped at its timeout."""
+
+    wall: float
+    peak_mib: int
+    timed_out: bool
+
+
+def run_once(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = TIMEOUT) -> Outcome:
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    stopped = threading.Event()
+
+    def stop() -> None:
+        stopped.set()
+        proc.kill()
+
+    stopper = threading.Timer(timeout, stop)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    stopper.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    return wall, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
+    stopper.cancel()
+    timed_out = stopped.is_set()
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keeps Popen from waiting again
+    if not timed_out and proc.returncode not in (0, 1):
+        raise SystemExit(f"bench: `{' '.join(argv)}` exited {proc.returncode}")
+    return Outcome(min(wall, timeout) if timed_out else wall, usage.ru_maxrss // 1024, timed_out)
 
 
-def measure(label: str, cmd: list[str], runs: int, env: dict, cwd: Path, before=None) -> dict:
-    walls, peaks = [], []
+@dataclass
+class Timed:
+    """What one figure times: processes run one after another, from `before`'s set-up,
+    their wall seconds summed. `rounds` holds each round's outcomes, one per process."""
+
+    text: str
+    steps: list[list[str]]
+    env: dict[str, str]
+    cwd: Path = ROOT
+    before: Callable[[], None] | None = None
+    timeout: float = TIMEOUT
+    rounds: list[list[Outcome]] = field(default_factory=list)
+
+    def run(self) -> None:
+        if self.before:
+            self.before()
+        self.rounds.append([run_once(argv, self.env, self.cwd, self.timeout) for argv in self.steps])
+
+    def totals(self, step: int | None = None) -> list[float]:
+        return [sum(o.wall for o in r) if step is None else r[step].wall for r in self.rounds]
+
+    def median(self, step: int | None = None) -> float:
+        return statistics.median(self.totals(step))
+
+    def timed_out(self, step: int | None = None) -> bool:
+        return any(o.timed_out for r in self.rounds for o in (r if step is None else [r[step]]))
+
+    def line(self, step: int | None = None, text: str | None = None) -> str:
+        """The figure's median, each round's seconds and the largest peak memory."""
+        runs = ", ".join(f"{s:.2f}" for s in self.totals(step))
+        peak = max(o.peak_mib for r in self.rounds for o in (r if step is None else [r[step]]))
+        over = f" (stopped at the {self.timeout:.0f} s timeout)" if self.timed_out(step) else ""
+        return f"  {text or self.text:<52} median {self.median(step):7.3f} s{over}  (runs {runs}; peak {peak} MiB)"
+
+
+def in_turn(runs: int, *figures: Timed) -> None:
+    """`runs` rounds, each running every figure once, in the order given."""
     for _ in range(runs):
-        if before:
-            before()
-        wall, peak, code = run_once(cmd, env, cwd)
-        if code not in (0, 1):
-            raise SystemExit(f"bench: {label}: `{' '.join(cmd)}` exited {code}")
-        walls.append(wall)
-        peaks.append(peak)
-    row = {"label": label, "min": min(walls), "median": statistics.median(walls), "peak": max(peaks)}
-    print(
-        f"  {label:<44} min {row['min']:6.3f} s  median {row['median']:6.3f} s  peak {row['peak']:4d} MiB", flush=True
-    )
-    return row
+        for figure in figures:
+            figure.run()
+    for figure in figures:
+        print(figure.line(), flush=True)
 
 
-def in_turn(runs: int, commands: list) -> dict[str, list[float]]:
-    """Commands (label, text, argv, env, set-up or None) run one after another, `runs`
-    rounds: each figure of a pair is taken next to the other, so that the machine's
-    drift falls on both. Prints a row per command; returns the wall seconds by label."""
-    walls: dict[str, list[float]] = {label: [] for label, *_ in commands}
-    peaks: dict[str, list[int]] = {label: [] for label, *_ in commands}
-    for _ in range(runs):
-        for label, _, cmd, env, before in commands:
-            if before:
-                before()
-            wall, peak, code = run_once(cmd, env, ROOT)
-            if code not in (0, 1):
-                raise SystemExit(f"bench: `{' '.join(cmd)}` exited {code}")
-            walls[label].append(wall)
-            peaks[label].append(peak)
-    for label, text, *_ in commands:
-        print(
-            f"  {text:<44} min {min(walls[label]):6.3f} s  median {statistics.median(walls[label]):6.3f} s  "
-            f"peak {max(peaks[label]):4d} MiB",
-            flush=True,
-        )
-    return walls
+def verdict(value: float, target: float) -> str:
+    return "meets the target" if value <= target else "over the target"
+
+
+def ratio_line(text: str, numerator: float, denominator: float, target: float, goal: str = "") -> str:
+    ratio = numerator / denominator
+    return f"  -> {text:<49} {ratio:6.2f}x   target <= {target:.1f}x{goal}: {verdict(ratio, target)}"
+
+
+def seconds_line(text: str, seconds: float, target: float) -> str:
+    return f"  -> {text:<49} {seconds:6.3f} s   target <= {target:.1f} s: {verdict(seconds, target)}"
+
+
+# -- the references ---------------------------------------------------------------
 
 
 def find_ast_grep() -> str | None:
@@ -111,380 +188,310 @@ def find_ast_grep() -> str | None:
         path = shutil.which(name)
         if path and "ast-grep" in subprocess.run([path, "--version"], capture_output=True, text=True).stdout:
             return path
-    for base in (ROOT, Path.cwd(), Path("/tmp/sg")):
+    beside = Path(sys.executable).parent / "ast-grep"
+    if beside.exists():
+        return str(beside)
+    for base in (ROOT, Path.cwd()):
         candidate = base / "node_modules" / ".bin" / "ast-grep"
         if candidate.exists():
             return str(candidate)
     return None
 
 
-def changed_parse_seconds(repo: str) -> tuple[int, float]:
-    """Files the detectors parse that differ between rc7 and rc2, and the time to parse them once."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from dshaudit.facts.book import registry
-    from dshaudit.facts.engine import FactContext
-    from dshaudit.git.repository import DshRepository
-    from dshaudit.lang.symbols import parse
-
-    repository = DshRepository.open(repo, "unused")
-    old = FactContext(repository.snapshot(RC7))
-    new = FactContext(repository.snapshot(RC2))
-    wanted = set()
-    for spec in registry().values():
-        if spec.query:
-            paths = (
-                new.files_with(spec.needle, list(spec.paths), spec.exclude_tests)
-                if spec.needle
-                else new.paths(list(spec.paths))
-            )
-            wanted |= {p for p in paths if old.blob_ids().get(p) != new.blob_ids()[p]}
-    sources = [(p, new.read(p)) for p in sorted(wanted)]
-    start = time.perf_counter()
-    for path, source in sources:
-        parse(path, source)
-    return len(sources), time.perf_counter() - start
+def extract(git_dir: str, commit: str, into: Path, *paths: str) -> None:
+    """The tree at `commit` (or those `paths` of it) written under `into`, as files.
+    The archive streams from git to tar: held here, it would raise this process's
+    memory, which every process it starts afterwards counts in its own peak."""
+    into.mkdir(parents=True)
+    archive = subprocess.Popen(["git", f"--git-dir={git_dir}", "archive", commit, *paths], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(into)], stdin=archive.stdout, check=True)
+    assert archive.stdout is not None
+    archive.stdout.close()
+    if archive.wait() != 0:
+        raise SystemExit(f"bench: git archive {commit} failed in {git_dir}")
 
 
-def reference_lookup_seconds(repo: str, cache_dir: Path, runs: int, count: int = 200) -> tuple[int, float, float]:
-    """`count` checkable names and fragments of findings/ looked up at rc7, in-process:
-    (names, cold seconds, best warm seconds). Warm starts with nothing in memory and
-    the cache on disk, as a new process would; Python's own start-up is not counted."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from dshaudit.checking.mentions import document_names
-    from dshaudit.checking.plans import classify
-    from dshaudit.checking.references import check_references
-    from dshaudit.core.model import SourceLocation
-    from dshaudit.git.repository import DshRepository
-    from dshaudit.index import nameindex
-    from dshaudit.platform import cache
+def git_dir(clone: str) -> str:
+    """The git directory of a clone, bare or not."""
+    dot_git = Path(clone) / ".git"
+    return str(dot_git) if dot_git.exists() else clone
 
-    items = []
-    for path in sorted((ROOT / "findings").glob("*.md")):
-        text = path.read_text(encoding="utf-8")
-        items += [(n, SourceLocation(path.name, line, col)) for n, line, col in document_names(text) if classify(n)]
-    items = items[:count]
-    before = os.environ.get("DSHAUDIT_CACHE_DIR")
-    os.environ["DSHAUDIT_CACHE_DIR"] = str(cache_dir)
-    try:
-        snapshot = DshRepository.open(repo, "unused").snapshot(RC7)
 
-        def once() -> float:
-            nameindex.forget()
-            cache.begin()
-            start = time.perf_counter()
-            check_references(items, snapshot, exempt=set(), absent=[])
-            took = time.perf_counter() - start
-            cache.end()
-            return took
+# -- the sections -----------------------------------------------------------------
 
-        cold = once()
-        warm = min(once() for _ in range(runs))
-    finally:
-        if before is None:
-            os.environ.pop("DSHAUDIT_CACHE_DIR", None)
+
+class Bench:
+    """One run of the benchmark: the clones, the executables and a scratch folder."""
+
+    def __init__(self, repo: str, handbook: str | None, exe: str, runs: int, work: Path):
+        self.repo, self.handbook, self.exe, self.runs, self.work = repo, handbook, exe, runs, work
+        self.env = {**os.environ, "DSH_REPO": repo}
+        self.ast_grep = find_ast_grep()
+
+    def cache_env(self, name: str) -> tuple[dict[str, str], Path]:
+        cache = self.work / name
+        return {**self.env, "DSHAUDIT_CACHE_DIR": str(cache)}, cache
+
+    @staticmethod
+    def emptied(cache: Path) -> Callable[[], None]:
+        return lambda: shutil.rmtree(cache, ignore_errors=True)
+
+    @staticmethod
+    def copied(seed: Path, cache: Path) -> Callable[[], None]:
+        def copy() -> None:
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.copytree(seed, cache)
+
+        return copy
+
+    @cached_property
+    def scan(self) -> Timed | None:
+        """The ast-grep scan of the extracted rc7 tree, run once untimed; a fresh
+        Timed for every section (see `reference`)."""
+        if not self.ast_grep:
+            return None
+        tree, rules = self.work / "rc7", self.work / "rules"
+        extract(git_dir(self.repo), RC7, tree)
+        rules.mkdir()
+        for name, body in RULES.items():
+            for language in LANGUAGES:
+                rule = f"id: {name}-{language}\nlanguage: {language}\nseverity: info\n{body}"
+                (rules / f"{name}-{language}.yml").write_text(rule, encoding="utf-8")
+        (self.work / "sgconfig.yml").write_text(f"ruleDirs:\n  - {rules}\n", encoding="utf-8")
+        text = f"ast-grep scan, {len(RULES) * len(LANGUAGES)} rules, rc7 tree"
+        scan = Timed(text, [[self.ast_grep, "scan", "-c", str(self.work / "sgconfig.yml"), str(tree)]], self.env)
+        run_once(scan.steps[0], scan.env, scan.cwd)
+        return scan
+
+    def reference(self) -> Timed | None:
+        """The ast-grep scan, timed anew beside the figure it is compared with."""
+        scan = self.scan
+        return Timed(scan.text, scan.steps, scan.env) if scan else None
+
+    def no_ast_grep(self) -> None:
+        print("  ast-grep not found (pip install ast-grep-cli, or put ast-grep on PATH): its ratio is skipped")
+
+    def cold(self) -> None:
+        """Cold `check` and `facts` of findings/ at rc7 against the ast-grep scan,
+        and against one `git grep` over the rc7 tree, for reference."""
+        print("cold: check + facts of findings/ at rc7, each pair from an empty cache", flush=True)
+        env, cache = self.cache_env("cache-cold")
+        pair = Timed(
+            "cold check + cold facts (sum)", [[self.exe, "check"], [self.exe, "facts"]], env, before=self.emptied(cache)
+        )
+        grep = Timed(
+            f"git grep of {GREP_IDENTIFIER}, rc7",
+            [["git", f"--git-dir={git_dir(self.repo)}", "grep", "-n", GREP_IDENTIFIER, RC7]],
+            self.env,
+        )
+        run_once(grep.steps[0], grep.env, grep.cwd)
+        scan = self.reference()
+        in_turn(self.runs, *[f for f in (pair, scan, grep) if f])
+        if scan:
+            print(ratio_line("cold check + facts / ast-grep scan", pair.median(), scan.median(), 1.0, " (goal 0.5x)"))
         else:
-            os.environ["DSHAUDIT_CACHE_DIR"] = before
-    return len(items), cold, warm
+            self.no_ast_grep()
+        print(
+            f"  -> {'cold check + facts / git grep (reading the data once)':<49} {pair.median() / grep.median():6.1f}x"
+        )
+
+    def warm(self) -> None:
+        """`check` and `facts` of findings/ at rc7 from a warm cache, each against 0.3 s."""
+        print("warm: check and facts of findings/ at rc7, from a warm cache", flush=True)
+        env, _ = self.cache_env("cache-warm")
+        run_once([self.exe, "check"], env, ROOT)
+        run_once([self.exe, "facts"], env, ROOT)
+        check = Timed("warm check", [[self.exe, "check"]], env)
+        facts = Timed("warm facts", [[self.exe, "facts"]], env)
+        in_turn(self.runs, check, facts)
+        print(seconds_line("warm check", check.median(), 0.3))
+        print(seconds_line("warm facts", facts.median(), 0.3))
+
+    def new_pin(self) -> None:
+        """`check --pin rc2` from a cache warm at rc7 against the ast-grep scan."""
+        print("new-pin: check --pin rc2 of findings/, from a cache warm at rc7", flush=True)
+        seed_env, seed = self.cache_env("cache-rc7")
+        run_once([self.exe, "check"], seed_env, ROOT)
+        env, cache = self.cache_env("cache-new-pin")
+        check = Timed(
+            "check --pin rc2, cache warm at rc7",
+            [[self.exe, "check", "--pin", "rc2"]],
+            env,
+            before=self.copied(seed, cache),
+        )
+        scan = self.reference()
+        in_turn(self.runs, *[f for f in (check, scan) if f])
+        if scan:
+            print(ratio_line("check --pin rc2 from rc7 / ast-grep scan", check.median(), scan.median(), 1.0))
+        else:
+            self.no_ast_grep()
+
+    def handbook_section(self) -> None:
+        """The handbook's docs/en checked at rc2, cold against the ast-grep scan and warm against 0.3 s."""
+        print(f"handbook: check {HANDBOOK_FOLDER} --pin rc2 of the community handbook at {HANDBOOK_COMMIT}", flush=True)
+        if not self.handbook:
+            print("  skipped: HANDBOOK_REPO is not set (it names a clone of the community handbook of DSH)")
+            return
+        corpus = self.work / "handbook"
+        extract(git_dir(self.handbook), HANDBOOK_COMMIT, corpus, HANDBOOK_FOLDER)
+        env, cache = self.cache_env("cache-handbook")
+        argv = [self.exe, "check", HANDBOOK_FOLDER, "--pin", "rc2"]
+        # Run from the extracted folder: no dshaudit.toml there, so the packaged default names the pins.
+        cold = Timed(f"cold {' '.join(argv[1:])}", [argv], env, corpus, self.emptied(cache), HANDBOOK_TIMEOUT)
+        warm = Timed(f"warm {' '.join(argv[1:])}", [argv], env, corpus, timeout=HANDBOOK_TIMEOUT)
+        scan = self.reference()
+        in_turn(self.runs, *[f for f in (cold, scan, warm) if f])
+        if scan:
+            print(ratio_line("cold handbook check / ast-grep scan", cold.median(), scan.median(), 1.0))
+        else:
+            self.no_ast_grep()
+        print(seconds_line("warm handbook check", warm.median(), 0.3))
+
+    def history(self) -> None:
+        """`history --from rc7 --to rc2` against one `check --pin rc2`, both cold."""
+        print("history: history --from rc7 --to rc2 of findings/ against check --pin rc2, both cold", flush=True)
+        env, cache = self.cache_env("cache-history")
+        history = Timed(
+            "cold history --from rc7 --to rc2",
+            [[self.exe, "history", "--from", "rc7", "--to", "rc2"]],
+            env,
+            before=self.emptied(cache),
+        )
+        check = Timed("cold check --pin rc2", [[self.exe, "check", "--pin", "rc2"]], env, before=self.emptied(cache))
+        in_turn(self.runs, history, check)
+        print(ratio_line("history / check --pin rc2", history.median(), check.median(), 2.0))
+
+    def lsp(self) -> None:
+        """The language server's re-check after a keystroke, in the Python of the
+        measured installation (a process of its own that prints its figures as JSON)."""
+        print(f"lsp: re-check after a keystroke in a document of {LSP_CITATIONS} citations at rc7", flush=True)
+        env, _ = self.cache_env("cache-lsp")
+        argv = [python_of(self.exe), str(Path(__file__).resolve()), "--lsp-child", "--runs", str(self.runs)]
+        proc = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT)
+        if proc.returncode != 0:
+            raise SystemExit(f"bench: the language-server measurement failed:\n{proc.stderr}")
+        figures = json.loads(proc.stdout.strip().splitlines()[-1])
+        walls, cpus = figures["seconds"], figures["cpu_seconds"]
+        print(
+            f"  {figures['citations']} citations: first check {figures['first']:.3f} s; {len(walls)} keystrokes: "
+            f"median {statistics.median(walls) * 1000:.1f} ms (CPU {statistics.median(cpus) * 1000:.1f} ms), "
+            f"max {max(walls) * 1000:.1f} ms"
+        )
+        median_ms = statistics.median(walls) * 1000
+        print(f"  -> {'re-check after a keystroke':<49} {median_ms:6.1f} ms  target <= 50 ms: {verdict(median_ms, 50)}")
 
 
-def lsp_keystroke_seconds(
-    repo: str, cache_dir: Path, runs: int, citations: int = 250
-) -> tuple[int, float, list[float], list[float]]:
-    """The language server's re-check after a keystroke, in-process: a document of
-    about `citations` citations (paragraphs of findings/, at rc7) opened and
-    checked once, then typed into, one character per keystroke in a line with
-    a citation, each version checked as the server checks it (parse, check,
-    diagnostics; no JSON-RPC, no debounce). (citations, first check seconds,
-    wall seconds of each keystroke's re-check, CPU seconds of each: on a busy
-    machine the wall time also counts what other processes took.)"""
-    sys.path.insert(0, str(ROOT / "src"))
+def python_of(exe: str) -> str:
+    """The Python a console script runs in (the one its first line names), else this one."""
+    try:
+        with open(exe, "rb") as script:
+            first = script.readline().decode("utf-8", "replace").strip()
+    except OSError:
+        return sys.executable
+    if first.startswith("#!") and Path(first[2:].strip()).is_file():
+        return first[2:].strip()
+    return sys.executable
+
+
+# -- the language server, in-process ----------------------------------------------
+
+
+def lsp_document(citations: int) -> str:
+    """A document of `citations` citations pinned at rc7: paragraphs of findings/ in
+    order, leaving out any that would carry the count past `citations`."""
     from dshaudit.documents.frontmatter import split_front_matter
     from dshaudit.documents.grammar import find_citations
-    from dshaudit.lsp.engine import EditorCache, Engine
-    from dshaudit.platform import cache
 
     paragraphs, found = [], 0
     for path in sorted((ROOT / "findings").glob("*.md")):
         text = path.read_text(encoding="utf-8")
         _, skip = split_front_matter(text, path.name)
         for paragraph in "\n".join(text.split("\n")[skip:]).split("\n\n"):
-            if found >= citations:
-                break
-            paragraphs.append(paragraph)
-            found += len(find_citations(paragraph))
-    text = "---\npin: rc7\n---\n" + "\n\n".join(paragraphs) + "\n"
-    document = ROOT / "findings" / "lsp-bench.md"  # never written: only its folder finds dshaudit.toml
-    uri = document.as_uri()
-    before = os.environ.get("DSHAUDIT_CACHE_DIR")
-    os.environ["DSHAUDIT_CACHE_DIR"] = str(cache_dir)
-    try:
-        cache.begin(EditorCache)
-        engine = Engine(repo)
-        start = time.perf_counter()
-        first = engine.analyse(uri, text, 1)
-        first_s = time.perf_counter() - start
-        assert first.file is not None and first.result is not None, first.diagnostics
-        count = len(first.file.citations)
-        lines = text.split("\n")
-        # Prose typed at the end of a sentence that holds a citation, halfway down.
-        typed = next(
-            c.source.line - 1
-            for c in first.file.citations[count // 2 :]
-            if lines[c.source.line - 1].rstrip().endswith(".")
-        )
-        words = " and the same holds at the next pin as the text says" * 10
-        seconds, cpu_seconds = [], []
-        for version in range(2, 2 + max(runs, 1) * 10):
-            lines[typed] += words[version - 2]
-            start, cpu = time.perf_counter(), time.process_time()
-            engine.analyse(uri, "\n".join(lines), version)
-            seconds.append(time.perf_counter() - start)
-            cpu_seconds.append(time.process_time() - cpu)
-        engine.close()
-        cache.end()
-    finally:
-        if before is None:
-            os.environ.pop("DSHAUDIT_CACHE_DIR", None)
-        else:
-            os.environ["DSHAUDIT_CACHE_DIR"] = before
-    return count, first_s, seconds, cpu_seconds
+            count = len(find_citations(paragraph))
+            if found + count <= citations:
+                paragraphs.append(paragraph)
+                found += count
+            if found == citations:
+                return "---\npin: rc7\n---\n" + "\n\n".join(paragraphs) + "\n"
+    raise SystemExit(f"bench: findings/ holds fewer than {citations} citations")
+
+
+def lsp_keystroke_seconds(repo: str, runs: int, citations: int = LSP_CITATIONS) -> dict:
+    """The language server's re-check after a keystroke: the document opened and
+    checked once, then typed into, one character per keystroke at the end of a
+    sentence that holds a citation, halfway down; each version checked as the
+    server checks it (parse, check, diagnostics; no JSON-RPC, no debounce).
+    Wall and CPU seconds of each re-check: on a busy machine the wall time also
+    counts what other processes took. The cache folder is DSHAUDIT_CACHE_DIR."""
+    from dshaudit.lsp.engine import EditorCache, Engine
+    from dshaudit.platform import cache
+
+    text = lsp_document(citations)
+    uri = (ROOT / "findings" / "lsp-bench.md").as_uri()  # never written: its folder finds dshaudit.toml
+    cache.begin(EditorCache)
+    engine = Engine(repo)
+    start = time.perf_counter()
+    first = engine.analyse(uri, text, 1)
+    first_s = time.perf_counter() - start
+    assert first.file is not None and first.result is not None, first.diagnostics
+    count = len(first.file.citations)
+    lines = text.split("\n")
+    typed = next(
+        c.source.line - 1 for c in first.file.citations[count // 2 :] if lines[c.source.line - 1].rstrip().endswith(".")
+    )
+    words = " and the same holds at the next pin as the text says" * 10
+    seconds, cpu_seconds = [], []
+    for version in range(2, 2 + max(runs, 1) * 10):
+        lines[typed] += words[version - 2]
+        start, cpu = time.perf_counter(), time.process_time()
+        engine.analyse(uri, "\n".join(lines), version)
+        seconds.append(time.perf_counter() - start)
+        cpu_seconds.append(time.process_time() - cpu)
+    engine.close()
+    cache.end()
+    return {"citations": count, "first": first_s, "seconds": seconds, "cpu_seconds": cpu_seconds}
+
+
+# -- main ---------------------------------------------------------------------------
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="timed runs of each command (default 5)")
+    parser.add_argument("--runs", type=int, default=3, help="rounds of each section; medians are printed (default 3)")
+    parser.add_argument("--only", choices=SECTIONS, help="run one section alone")
     parser.add_argument(
-        "--only",
-        choices=("new-sha", "history", "history-pairs"),
-        help="one section alone: the check at a new SHA against the warm check (new-sha), "
-        "the history section (history), or its paired runs without the naive extrapolation",
+        "--dshaudit",
+        default=str(Path(sys.executable).parent / "dshaudit"),
+        help="the dshaudit executable to measure (default: the one next to this Python)",
     )
+    parser.add_argument("--lsp-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     repo = os.environ.get("DSH_REPO")
     if not repo:
         raise SystemExit("bench: set DSH_REPO to a clone of deepseek-ai/deepseek-harness")
-    if args.only in ("history", "history-pairs"):
-        history_section(repo, args.runs, extrapolate=args.only == "history")
+    if args.lsp_child:
+        print(json.dumps(lsp_keystroke_seconds(repo, args.runs)))
         return
-    if args.only == "new-sha":
-        new_sha_section(repo, args.runs)
-        return
-    exe = shutil.which("dshaudit") or str(Path(sys.executable).parent / "dshaudit")
+    if not Path(args.dshaudit).is_file():
+        raise SystemExit(f"bench: no dshaudit at {args.dshaudit} (pass --dshaudit PATH)")
     work = Path(tempfile.mkdtemp(prefix="dshaudit-bench-"))
-    env = {**os.environ, "DSH_REPO": repo}
-    cache = work / "cache"
-
-    def empty_cache():
-        shutil.rmtree(cache, ignore_errors=True)
-
-    env["DSHAUDIT_CACHE_DIR"] = str(cache)
-    print(f"dshaudit bench: DSH at {repo}; {args.runs} runs each; {os.cpu_count()} cores")
-    rows = {}
     try:
-        print("dshaudit (findings/ of this repository):")
-        rows["check_cold"] = measure(
-            "check, cold cache (citations + all facts)", [exe, "check"], args.runs, env, ROOT, empty_cache
-        )
-        rows["check_warm"] = measure("check, warm cache", [exe, "check"], args.runs, env, ROOT)
-        rows["facts_cold"] = measure("facts, cold cache", [exe, "facts"], args.runs, env, ROOT, empty_cache)
-        rows["facts_warm"] = measure("facts, warm cache", [exe, "facts"], args.runs, env, ROOT)
-        rows["rebase"] = measure(
-            "rebase --from rc7 --to rc2, warm cache",
-            [exe, "rebase", "--from", "rc7", "--to", "rc2"],
-            args.runs,
-            env,
-            ROOT,
-        )
-        rows["rebase_cold"] = measure(
-            "rebase --from rc7 --to rc2, cold cache",
-            [exe, "rebase", "--from", "rc7", "--to", "rc2"],
-            args.runs,
-            env,
-            ROOT,
-            empty_cache,
-        )
-
-        print("references:")
-        tree = work / "rc7"
-        tree.mkdir()
-        archive = subprocess.run(["git", f"--git-dir={repo}", "archive", RC7], capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-        rows["git_grep"] = measure(
-            "git grep -n KNOWN_SESSION_EVENT_TYPES (rc7)",
-            ["git", f"--git-dir={repo}", "grep", "-n", "KNOWN_SESSION_EVENT_TYPES", RC7],
-            args.runs,
-            env,
-            ROOT,
-        )
-        sg = find_ast_grep()
-        if sg:
-            rules = work / "rules"
-            rules.mkdir()
-            for name, body in RULES.items():
-                for lang in ("typescript", "tsx"):
-                    (rules / f"{name}-{lang}.yml").write_text(
-                        f"id: {name}-{lang}\nlanguage: {lang}\nseverity: info\n{body}"
-                    )
-            (work / "sgconfig.yml").write_text(f"ruleDirs:\n  - {rules}\n")
-            rows["ast_grep"] = measure(
-                f"ast-grep scan, {len(RULES) * 2} rules (3 detectors)",
-                [sg, "scan", "-c", str(work / "sgconfig.yml"), str(tree)],
-                args.runs,
-                env,
-                work,
-            )
-        else:
-            print("  ast-grep not found (npm install @ast-grep/cli, or put ast-grep on PATH): its ratios are skipped")
-
-        names, refs_cold, refs_warm = reference_lookup_seconds(repo, work / "cache-references", args.runs)
-        print("names and quoted code (references.py), in-process:")
-        print(f"  {names} names and fragments of findings/ at rc7    cold {refs_cold:6.3f} s  warm {refs_warm:6.3f} s")
-
-        lsp_citations, lsp_first, keystrokes, keystrokes_cpu = lsp_keystroke_seconds(
-            repo, work / "cache-lsp", args.runs
-        )
-        print("language server (dshaudit lsp), in-process:")
+        bench = Bench(repo, os.environ.get("HANDBOOK_REPO"), args.dshaudit, args.runs, work)
         print(
-            f"  {lsp_citations} citations at rc7: first check {lsp_first:6.3f} s; re-check after a keystroke "
-            f"median {statistics.median(keystrokes) * 1000:5.1f} ms (CPU {statistics.median(keystrokes_cpu) * 1000:5.1f} ms), "
-            f"max {max(keystrokes) * 1000:5.1f} ms ({len(keystrokes)} keystrokes)"
-        )
-
-        med = {k: v["median"] for k, v in rows.items()}
-        print("ratios and targets (medians):")
-        if "ast_grep" in med:
-            print(
-                f"  cold check / ast-grep scan            {med['check_cold'] / med['ast_grep']:5.2f}x   (target <= 1.0x)"
-            )
-        print(f"  cold check                            {med['check_cold']:5.2f} s   (target <= 3 s)")
-        print(f"  warm check                            {med['check_warm']:5.2f} s   (target <= 0.5 s)")
-        print(f"  rebase rc7 -> rc2 (warm)              {med['rebase']:5.2f} s   (target <= 1 s)")
-        print(f"  rebase rc7 -> rc2 (cold)              {med['rebase_cold']:5.2f} s")
-        print(f"  cold check / git grep                 {med['check_cold'] / med['git_grep']:5.1f}x")
-        print(f"  {names} names looked up, warm          {refs_warm:5.2f} s   (target <= 0.3 s)")
-        print(
-            f"  keystroke re-check, {lsp_citations} citations {statistics.median(keystrokes) * 1000:5.0f} ms  (target <= 150 ms)"
-        )
-        print(
-            f"  peak memory, largest                  {max(r['peak'] for r in rows.values()):5d} MiB (target <= 200 MiB)"
-        )
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    new_sha_section(repo, args.runs)  # warm and new-SHA checks in turn, with the target
-    history_section(repo, args.runs)
-
-
-def new_sha_section(repo: str, runs: int) -> None:
-    """The warm check and the check at rc2 from a cache warm at rc7, alone, with their
-    target. The two are run in turn (warm, new, warm, new ...), as history's pairs
-    are: this machine's speed drifts by a third within a minute, and runs of one
-    kind after all of the other would put the drift into the ratio."""
-    exe = shutil.which("dshaudit") or str(Path(sys.executable).parent / "dshaudit")
-    work = Path(tempfile.mkdtemp(prefix="dshaudit-bench-new-sha-"))
-    warm_cache, new_cache, seeded = work / "cache", work / "cache-new", work / "cache-rc7"
-    env = {**os.environ, "DSH_REPO": repo, "DSHAUDIT_CACHE_DIR": str(warm_cache)}
-    new_env = {**env, "DSHAUDIT_CACHE_DIR": str(new_cache)}
-
-    print("dshaudit (findings/ of this repository), new SHA:", flush=True)
-    try:
-        run_once([exe, "check"], env, ROOT)
-        shutil.copytree(warm_cache, seeded)
-
-        def from_rc7() -> None:
-            shutil.rmtree(new_cache, ignore_errors=True)
-            shutil.copytree(seeded, new_cache)
-
-        walls = in_turn(
-            runs,
-            [
-                ("warm", "check, warm cache", [exe, "check"], env, None),
-                ("new", "check --pin rc2, cache warm from rc7", [exe, "check", "--pin", "rc2"], new_env, from_rc7),
-            ],
-        )
-        changed, parse_s = changed_parse_seconds(repo)
-        print(f"  parsing the {changed} detector files that changed rc7 -> rc2, once, in-process: {parse_s:.3f} s")
-        warm, new = statistics.median(walls["warm"]), statistics.median(walls["new"])
-        budget = 1.5 * warm + parse_s
-        pairs = [n / (1.5 * w + parse_s) for w, n in zip(walls["warm"], walls["new"])]
-        print(
-            f"  check at rc2 from a warm rc7 cache    {new:5.2f} s   "
-            f"(target <= 1.5 x warm + parse of changed = {budget:.2f} s; ratio {new / budget:.2f}; "
-            f"pairs: {', '.join(f'{r:.2f}' for r in pairs)})"
-        )
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-# -- history (a section of its own) ------------------------------------------------
-
-
-def history_section(repo: str, runs: int, extrapolate: bool = True) -> None:
-    """`history --from rc7 --to rc2` against one cold `check --pin rc2`, both from an
-    empty cache, run in turn (A B A B ...) so that each ratio compares neighbours;
-    and the naive way to learn the same: a `check` at every 10th first-parent
-    commit (from a cache warm at rc7, each check warming it for the next),
-    extrapolated to all of them."""
-    exe = shutil.which("dshaudit") or str(Path(sys.executable).parent / "dshaudit")
-    work = Path(tempfile.mkdtemp(prefix="dshaudit-bench-history-"))
-    cache = work / "cache"
-    env = {**os.environ, "DSH_REPO": repo, "DSHAUDIT_CACHE_DIR": str(cache)}
-    print("history (findings/ of this repository, rc7 -> rc2):", flush=True)
-    try:
-
-        def empty() -> None:
-            shutil.rmtree(cache, ignore_errors=True)
-
-        walls = in_turn(
-            runs,
-            [
-                (
-                    "history",
-                    "history --from rc7 --to rc2, cold cache",
-                    [exe, "history", "--from", "rc7", "--to", "rc2"],
-                    env,
-                    empty,
-                ),
-                ("check", "check --pin rc2, cold cache", [exe, "check", "--pin", "rc2"], env, empty),
-            ],
-        )
-        ratios = [h / c for h, c in zip(walls["history"], walls["check"])]
-        ratio_line = (
-            f"  history / cold check --pin rc2        {statistics.median(ratios):5.2f}x   (target <= 2.0x; pairs: "
-            + ", ".join(f"{r:.2f}" for r in ratios)
-            + ")"
-        )
-        if not extrapolate:
-            print("ratios and targets (medians):")
-            print(ratio_line)
-            return
-        commits = subprocess.run(
-            ["git", f"--git-dir={repo}", "rev-list", "--first-parent", "--reverse", f"{RC7}..{RC2}"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
-        shutil.rmtree(cache, ignore_errors=True)
-        run_once([exe, "check", "--pin", "rc7"], env, ROOT)  # the cache a reviewer at rc7 has
-        sampled = commits[9::10]
-        naive = 0.0
-        for sha in sampled:
-            wall, _, code = run_once([exe, "check", "--pin", sha], env, ROOT)
-            if code not in (0, 1):
-                raise SystemExit(f"bench: check --pin {sha} exited {code}")
-            naive += wall
-        per_check = naive / len(sampled)
-        print(
-            f"  check at every 10th commit ({len(sampled)} of {len(commits)}), from a cache warm at rc7: "
-            f"{naive:.2f} s, {per_check:.2f} s each",
+            f"dshaudit bench: {args.dshaudit}; DSH at {repo}; ast-grep {bench.ast_grep or 'not found'}; "
+            f"medians of {args.runs} rounds; {os.cpu_count()} cores",
             flush=True,
         )
-        print("ratios and targets (medians):")
-        print(ratio_line)
-        print(
-            f"  naive: a check at each of the {len(commits)} commits, extrapolated   {per_check * len(commits):6.1f} s   "
-            f"({per_check * len(commits) / statistics.median(walls['history']):.0f}x history, which also finds edits "
-            "under a matching anchor and restorations that per-commit checks of status alone would not say)"
-        )
+        sections = {
+            "cold": bench.cold,
+            "warm": bench.warm,
+            "new-pin": bench.new_pin,
+            "handbook": bench.handbook_section,
+            "history": bench.history,
+            "lsp": bench.lsp,
+        }
+        for name in [args.only] if args.only else SECTIONS:
+            sections[name]()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
