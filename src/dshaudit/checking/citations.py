@@ -20,7 +20,8 @@ from dshaudit.documents.paths import path_problem
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
-from dshaudit.lang.symbols import SymbolTable, build_symbol_table
+from dshaudit.index import declarations
+from dshaudit.lang.symbols import SymbolTable
 
 BINARY_SNIFF_BYTES = 8000
 
@@ -101,7 +102,6 @@ class Verifier:
         self.resolver = resolver
         self.repository = repository
         self._texts: dict[str, FileText | None] = {}
-        self._symbols: dict[tuple[str, str], SymbolTable] = {}
         self._verdicts: dict[tuple[Citation, Pin | None, str | None], Verdict] = {}
         self._blobs: dict[str, bytes] = {}  # read ahead (`read_ahead`), by blob id
 
@@ -110,7 +110,7 @@ class Verifier:
         for blob in blobs:
             self._texts.pop(blob, None)
             self._blobs.pop(blob, None)
-        self._symbols = {k: v for k, v in self._symbols.items() if k[0] not in blobs}
+        declarations.forget(blobs)
 
     def read_ahead(self, snap: Snapshot, paths: Iterable[str]) -> None:
         """Read the files at these paths in one batch: one git process for them
@@ -140,10 +140,8 @@ class Verifier:
         entry = snap.entry(path)
         if entry is None or entry.blob_sha is None:
             raise ValueError(f"{path} is not a file at {snap.sha}")
-        key = (entry.blob_sha, path.rsplit(".", 1)[-1])
-        if key not in self._symbols:
-            self._symbols[key] = build_symbol_table(path, self._read(snap, entry.blob_sha))
-        return self._symbols[key]
+        blob = entry.blob_sha
+        return declarations.symbol_table(path, blob, lambda: self._read(snap, blob))
 
     def verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
         """The citation's verdict at `pin` (None: `ref_text`, the reference as

@@ -8,9 +8,9 @@ import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from functools import cache, lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
+from dshaudit.lang.versions import library_versions
 from dshaudit.platform.cache import digest
 
 # Bump when the engine's way of measuring changes what a detector returns.
@@ -120,27 +120,8 @@ def _code_digest() -> str:
         ),
         *(
             top.joinpath(*name.split("/")).read_bytes()
-            for name in ("lang/symbols.py", "lang/parsing.py", "git/grep.py")
+            for name in ("lang/symbols.py", "lang/parsing.py", "lang/versions.py", "git/grep.py")
         ),
-    )
-
-
-@lru_cache(maxsize=1)
-def library_versions() -> str:
-    """The parser and grammar that build the syntax trees: a new release can
-    parse the same file differently, so it must not reuse what the old one cached.
-    Read from the modules and their install records directly: importlib.metadata
-    would scan every installed package, which costs a warm run tens of milliseconds."""
-    import tree_sitter
-    import tree_sitter_typescript
-
-    grammar = Path(tree_sitter_typescript.__file__).resolve().parent
-    records = sorted(p.name for p in grammar.parent.glob("tree_sitter_typescript-*.dist-info"))
-    # `tree_sitter_typescript-0.23.2.dist-info`; with no record, where the grammar is stands in for its version.
-    grammar_version = ", ".join(r.removeprefix("tree_sitter_typescript-").removesuffix(".dist-info") for r in records)
-    return (
-        f"tree-sitter=={getattr(tree_sitter, '__version__', 'unknown')}; "
-        f"tree-sitter-typescript=={grammar_version or grammar}"
     )
 
 
