@@ -34,6 +34,31 @@ def one_line_error(run, code: int, starts: str) -> None:
     assert len(run.stderr.splitlines()) == 1 and "Traceback" not in run.stderr
 
 
+# Runs a command and prints its exit code and peak resident memory (KiB). Linux keeps, in a
+# process's peak, the memory of what it was before it started the program: a command
+# started straight from this test process would report the test process's own peak. So a
+# small Python process starts it and reports what the command itself used.
+_PEAK = """
+import json, os, subprocess, sys, tempfile
+with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    proc = subprocess.Popen(sys.argv[1:], stdout=out, stderr=err)
+    _, status, usage = os.wait4(proc.pid, 0)
+    out.seek(0)
+    err.seek(0)
+    said = {"code": os.waitstatus_to_exitcode(status), "peak": usage.ru_maxrss}
+    print(json.dumps({**said, "out": out.read().decode(), "err": err.read().decode()}))
+"""
+
+
+def run_measured(*command: str, cwd: Path) -> dict:
+    """`command` run in `cwd`: its exit code, peak resident memory in KiB, stdout and stderr."""
+    import json
+    import subprocess
+
+    ran = subprocess.run([sys.executable, "-c", _PEAK, *command], cwd=cwd, capture_output=True, text=True, check=True)
+    return json.loads(ran.stdout)
+
+
 def timed(*args: str) -> tuple[object, float]:
     start = time.perf_counter()
     run = run_cli(*args)

@@ -3,14 +3,12 @@ link out of the working directory."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 
 import pytest
 
 from conftest import run_cli, write_findings
-from hardening.helpers import DSHAUDIT, one_line_error
+from hardening.helpers import DSHAUDIT, one_line_error, run_measured
 
 
 @pytest.mark.parametrize(
@@ -33,16 +31,12 @@ def test_a_100000_citation_file_in_bounded_time_and_memory(workspace):
     body = "".join(f"- `vendor/cordis/src/context.ts:{14 + i % 5}` → `this.`\n" for i in range(100_000))
     write_findings(workspace, body)
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        [DSHAUDIT, "--no-cache", "check"], cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    out = proc.stdout.read().decode()
+    run = run_measured(DSHAUDIT, "--no-cache", "check", cwd=workspace)
     elapsed = time.perf_counter() - start
-    assert os.waitstatus_to_exitcode(status) == 0, proc.stderr.read().decode()
-    assert out.endswith("100000 citations in 1 files: 100000 ok, 0 failed\n")
+    assert run["code"] == 0, run["err"]
+    assert run["out"].endswith("100000 citations in 1 files: 100000 ok, 0 failed\n")
     assert elapsed < 60
-    assert usage.ru_maxrss < 1024 * 1024  # KiB: under 1 GiB
+    assert run["peak"] < 1024 * 1024  # KiB: under 1 GiB
 
 
 def test_citations_nested_in_html_are_checked_but_not_in_comments_or_pre(workspace):
