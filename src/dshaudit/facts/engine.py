@@ -279,7 +279,7 @@ class FactContext:
             # In C: git grep -o over the unknown files says which literals each holds,
             # except in the few files where one match may hide another literal
             # (Grep.needles): those are read, and every literal looked for.
-            hits = self.snapshot.grep.needles(needles, unknown, ids)
+            hits = self.snapshot.grep.needles(needles, unknown)
             for p in unknown:
                 held = hits[p]
                 if held is not None:

@@ -4,7 +4,6 @@ than Python reads the few it needs. (Searches of lines are search.py's.)"""
 from __future__ import annotations
 
 from dshaudit.git import run
-from dshaudit.git.fileindex import FileIndex
 
 
 class Grep:
@@ -14,40 +13,25 @@ class Grep:
         self.git_dir = git_dir
         self.sha = sha
 
-    def needles(
-        self, needles: list[str], paths: list[str], blobs: dict[str, str] | None = None
-    ) -> dict[str, set[str] | None]:
-        """Which of `needles` (fixed strings) occur in each of `paths`: one `git grep -o`,
-        instead of reading every blob; None for a file where git's answer may leave
-        one out (`_hiding`), which the caller reads. The regular files whose blob ids
-        are given (`blobs`) are listed in an index for git (`fileindex`); the rest
-        are named as pathspecs, a process per thousand."""
+    def needles(self, needles: list[str], paths: list[str]) -> dict[str, set[str] | None]:
+        """Which of `needles` (fixed strings) occur in each of `paths`: one `git grep -o`
+        a thousand paths, named as literal pathspecs, instead of reading every blob;
+        None for a file where git's answer may leave one out (`_hiding`), which the
+        caller reads."""
         found: dict[str, set[str]] = {p: set() for p in paths}
         args = ["-o", "-z", "-a", "-F", "--no-color"] + [a for n in needles for a in ("-e", n)]
         prefix = self.sha + ":"
-        listing = FileIndex.of(self.git_dir, paths, blobs) if blobs else None
-        runs: list[tuple[list[str], dict[str, str] | None]] = []
-        if listing is not None:
-            runs.append((listing.grep_options, listing.env))
-            paths = listing.left_out
-        runs += [
-            ([self.sha, "--", *(f":(literal){p}" for p in paths[i : i + 1000])], None)
-            for i in range(0, len(paths), 1000)
-        ]
-        try:
-            for named, env in runs:
-                done = run.run(["grep", *args, *named], self.git_dir, env={**run.C_LOCALE, **(env or {})})
-                # 1: nothing matched, unless git says why (a blob it could not read).
-                out = run.text(done.output(no_match_ok=True, commit=self.sha), keep_newline=True)
-                for record in out.split("\n"):
-                    if record:
-                        path, _, text = record.partition("\0")
-                        path = path.removeprefix(prefix)
-                        if path in found:
-                            found[path].add(text)
-        finally:
-            if listing is not None:
-                listing.close()
+        for i in range(0, len(paths), 1000):
+            named = [self.sha, "--", *(f":(literal){p}" for p in paths[i : i + 1000])]
+            done = run.run(["grep", *args, *named], self.git_dir, env=run.C_LOCALE)
+            # 1: nothing matched, unless git says why (a blob it could not read).
+            out = run.text(done.output(no_match_ok=True, commit=self.sha), keep_newline=True)
+            for record in out.split("\n"):
+                if record:
+                    path, _, text = record.partition("\0")
+                    path = path.removeprefix(prefix)
+                    if path in found:
+                        found[path].add(text)
         # A needle of several lines is several patterns to git: its matches say too little.
         hiding = set(needles) if any("\n" in n for n in needles) else _hiding(needles)
         return {

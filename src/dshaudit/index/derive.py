@@ -109,8 +109,7 @@ def found_in(
     one = next(iter(commits)) if len(commits) == 1 else None
     # Paths at one commit, or COMMIT:PATH names for files of many commits at once.
     named = {s: [path if one else f"{sha}:{path}" for sha, path, _ in ps] for s, ps in screenable.items()}
-    blobs = {path: blob for ps in screenable.values() for _, path, blob in ps} if one else None
-    by_git = grep_screened(named, git_dir, one, blobs)
+    by_git = grep_screened(named, git_dir, one)
     # Each search's own sets are looked up once, outside the loops over its thousands of
     # places: a Search is hashed field by field, and that once a place would cost more.
     passed: dict[Search, set[tuple[str, str]]] = {}

@@ -1,9 +1,9 @@
 """git at the commit of a name index: greps of its whole tree or of some of its files,
 started in the background, and the other git calls the index makes, counted.
 
-A grep of some files lists the regular ones in an index of its own (`fileindex`)
-and names the rest as literal pathspecs, a process per chunk of them, so that no
-path is read as a pattern and no command line grows past what a system allows.
+A grep of some files names them as literal pathspecs, a process per chunk of
+them, so that no path is read as a pattern and no command line grows past what
+a system allows.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dshaudit.git import run
-from dshaudit.git.fileindex import FileIndex
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
@@ -34,35 +33,17 @@ def _pathspec_chunks(paths: list[str]) -> list[list[str]]:
 
 
 class Running:
-    """A git grep started now, its output spooled to a temporary file; `output` waits
-    for it. With `listing`, it greps the files that index lists (`--cached`), and the
-    index is removed when the process is done."""
+    """A git grep started now, its output spooled to a temporary file; `output` waits for it."""
 
-    def __init__(
-        self, git_dir: str, args: list[str], env: dict[str, str] | None = None, listing: FileIndex | None = None
-    ):
-        self.listing = listing
-        try:
-            self.proc = run.Started(args, git_dir, env={**(env or {}), **(listing.env if listing else {})}, spool=True)
-        except BaseException:
-            if listing is not None:
-                listing.close()
-            raise
+    def __init__(self, git_dir: str, args: list[str], env: dict[str, str] | None = None):
+        self.proc = run.Started(args, git_dir, env=env or {}, spool=True)
 
     def output(self, sha: str) -> bytes:
-        try:
-            # 1: nothing matched, unless git says why (a blob it could not read).
-            return self.proc.finish().output(no_match_ok=True, commit=sha)
-        finally:
-            self._done()
+        # 1: nothing matched, unless git says why (a blob it could not read).
+        return self.proc.finish().output(no_match_ok=True, commit=sha)
 
     def stop(self) -> None:
         self.proc.stop()
-        self._done()
-
-    def _done(self) -> None:
-        if self.listing is not None:
-            self.listing.close()
 
 
 class CommitGrep:
@@ -91,18 +72,12 @@ class CommitGrep:
         return run.Started(args, self.git_dir, stderr=False)
 
     def start(self, args: list[str], files: list[str] | None, env: dict[str, str] | None = None) -> list[Running]:
-        """`git grep ARGS SHA`, over the whole tree or only `files`: those listed in an index
-        (`fileindex`), the rest named as pathspecs (a process per chunk of them)."""
+        """`git grep ARGS SHA`, over the whole tree or only `files`, named as literal
+        pathspecs (a process per chunk of them)."""
         if files is None:
             self.calls += 1
             return [Running(self.git_dir, [*args, self.sha], env)]
         runs = []
-        listing = FileIndex.of(self.git_dir, files, self.snapshot.blob_ids())
-        if listing is not None:
-            self.calls += 1
-            at = args.index("grep") + 1
-            runs.append(Running(self.git_dir, [*args[:at], *listing.grep_options, *args[at:]], env, listing))
-            files = listing.left_out
         for chunk in _pathspec_chunks(files):
             self.calls += 1
             runs.append(Running(self.git_dir, ["--literal-pathspecs", *args, self.sha, "--", *chunk], env))

@@ -21,7 +21,6 @@ from typing import TypeVar
 
 from dshaudit.documents.searches import BRE_META, Search
 from dshaudit.git import run
-from dshaudit.git.fileindex import FileIndex
 
 _ERE_META = set(".[]()*+?{}^$\\|")
 
@@ -266,14 +265,11 @@ class Screened:
     lines: dict[str, list[tuple[int, bytes]]]
 
 
-def grep_screened(
-    wanted: dict[Search, list[str]], git_dir: str, commit: str | None, blobs: dict[str, str] | None = None
-) -> Screened | None:
+def grep_screened(wanted: dict[Search, list[str]], git_dir: str, commit: str | None) -> Screened | None:
     """`screened`, with git reading the files: for each search, those of its paths
     at `commit` that may hold a match (with no commit, the paths are COMMIT:PATH
-    names, as `regrep` gives them to git: files of many commits at once). The
-    regular files of a commit whose blob ids are given (`blobs`) are listed in an
-    index (`fileindex`) instead of named as pathspecs. `git grep -P` prints every line of these
+    names, as `regrep` gives them to git: files of many commits at once), named to
+    git as literal pathspecs. `git grep -P` prints every line of these
     files that holds a literal of a search that wants the file (those of -i
     searches in any ASCII case) or a character of _FOLDING; `may_match` on a
     file's printed lines then answers as it does on the whole file, since a
@@ -309,18 +305,10 @@ def grep_screened(
         groups[shared_bits] = groups.get(shared_bits, []) + sorted(shared)
     env = {"LC_ALL": "C"}
     procs: list[run.Started] = []
-    listings: list[FileIndex] = []
     try:
         for bits, paths in groups.items():
             mine = {s: words[s] for i, s in enumerate(order) if bits >> i & 1}
             options = ["-P", "-n", "-z", "-I", "--no-color", "--no-textconv", "-e", _screen_pattern(mine)]
-            listing = FileIndex.of(git_dir, paths, blobs) if commit and blobs else None
-            if listing is not None:
-                listings.append(listing)
-                procs.append(
-                    run.Started(["grep", *listing.grep_options, *options], git_dir, env={**env, **listing.env})
-                )
-                paths = listing.left_out
             batch: list[str] = []
             size = 0
             for i, p in enumerate(paths):
@@ -342,8 +330,6 @@ def grep_screened(
     finally:
         for proc in procs:
             proc.stop()
-        for listing in listings:
-            listing.close()
     screens = {p: Screen(b"\n".join(text for _, text in printed)) for p, printed in lines.items()}
     passed: dict[Search, set[str]] = {s: set() for s in wanted}
     for s, ps in wanted.items():

@@ -33,7 +33,7 @@ def test_the_needles_git_reports_are_those_each_file_holds(needles, texts):
         try:
             snap = repository.snapshot(sha)
             paths = sorted(snap.blob_ids())
-            found = snap.grep.needles(needles, paths, snap.blob_ids())
+            found = snap.grep.needles(needles, paths)
         finally:
             repository.close()
     hiding = _hiding(needles)

@@ -427,9 +427,6 @@ def test_the_screen_git_runs_passes_what_the_screen_of_the_read_files_passes(
         )
         assert by_name is not None
         assert {s: {n.split(":", 1)[1] for n in names} for s, names in by_name.passed.items()} == by_git
-        # The regular files listed in an index (`fileindex`), the others named as pathspecs: the same answer.
-        by_index = screen.grep_screened(wanted, str(repository.repo.git_dir), sha, snapshot.blob_ids())
-        assert by_index is not None and by_index.passed == by_git and by_index.lines == printed.lines
     kelvin = searches.parse("search(-i 'kelvin')")
     found = screen.grep_screened({kelvin: ["a.txt", "c.txt"]}, str(root / ".git"), folded)
     assert found is not None and "a.txt" in found.passed[kelvin]
