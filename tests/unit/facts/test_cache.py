@@ -393,6 +393,21 @@ def test_claims_and_references_checked_in_the_background_give_what_one_job_gives
 def test_a_failure_in_a_background_process_is_reported_and_not_done_again(
     facts_workspace, monkeypatch, step, error, code, said
 ):
+    result, in_parent = _check_failing_in_the_child(facts_workspace, monkeypatch, step, error)
+    assert result.exit_code == code and result.stderr.startswith(said)
+    assert in_parent == []
+
+
+@pytest.mark.parametrize("step", ["_check_claims", "_check_references"])
+def test_ctrl_c_in_a_forked_process_stops_the_check_without_doing_its_work_again(facts_workspace, monkeypatch, step):
+    result, in_parent = _check_failing_in_the_child(facts_workspace, monkeypatch, step, KeyboardInterrupt())
+    assert result.exit_code == 130 and "interrupted" in result.stderr
+    assert in_parent == []
+
+
+def _check_failing_in_the_child(facts_workspace, monkeypatch, step: str, error: BaseException):
+    """`check` with verify's `step` raising `error` in a forked process: the run, and
+    each time the step ran in this process instead."""
     import os
 
     from dshaudit.checking import verify
@@ -401,7 +416,7 @@ def test_a_failure_in_a_background_process_is_reported_and_not_done_again(
     monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
     parent = os.getpid()
     original = getattr(verify, step)
-    in_parent = []
+    in_parent: list[int] = []
 
     def failing_in_the_child(*args, **kwargs):
         if os.getpid() != parent:
@@ -410,33 +425,7 @@ def test_a_failure_in_a_background_process_is_reported_and_not_done_again(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(verify, step, failing_in_the_child)
-    result = run_cli("check", "--format", "json")
-    assert result.exit_code == code and result.stderr.startswith(said)
-    assert in_parent == []
-
-
-@pytest.mark.parametrize("step", ["_check_claims", "_check_references"])
-def test_ctrl_c_in_a_forked_process_stops_the_check_without_doing_its_work_again(facts_workspace, monkeypatch, step):
-    import os
-
-    from dshaudit.checking import verify
-
-    write_findings(facts_workspace, CLAIMS + "`AgentLoop` runs it.\n")
-    monkeypatch.setenv("DSHAUDIT_WORKERS", "2")
-    parent = os.getpid()
-    original = getattr(verify, step)
-    in_parent = []
-
-    def interrupted_in_the_child(*args, **kwargs):
-        if os.getpid() != parent:
-            raise KeyboardInterrupt
-        in_parent.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(verify, step, interrupted_in_the_child)
-    result = run_cli("check", "--format", "json")
-    assert result.exit_code == 130 and "interrupted" in result.stderr
-    assert in_parent == []
+    return run_cli("check", "--format", "json"), in_parent
 
 
 def test_a_shard_file_is_what_json_makes_of_its_format_mac_and_payload(tmp_path):
