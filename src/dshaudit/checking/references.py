@@ -188,7 +188,7 @@ def check_references(
 
     answers = index.deletions(sorted(set(missing.values()))) if history and missing else {}
     for i, gone_name in missing.items():
-        status, message = _phantom(gone_name, at, answers.get(gone_name), history)
+        status, message = _phantom(gone_name, at, answers.get(gone_name))
         out[i] = Reference(out[i].source, out[i].text, out[i].kind, status, message)
 
     out += [_absence(text, where, snapshot) for text, where in absent]
@@ -278,12 +278,10 @@ def _fragment_reference(name: Name, where: SourceLocation, verdict: FragmentVerd
     return Reference(where, name.text, "fragment", _FRAGMENT_STATUS[verdict.status], verdict.message, verdict.place)
 
 
-def _phantom(name: str, at: str, answer: HistoryAnswer | None, searched: bool) -> tuple[ReferenceStatus, str]:
+def _phantom(name: str, at: str, answer: HistoryAnswer | None) -> tuple[ReferenceStatus, str]:
     head = f"`{name}` occurs nowhere at {at}"
-    if answer is None:
-        return ReferenceStatus.PHANTOM, head + (
-            "" if not searched else " (its history was not searched: time budget spent)"
-        )
+    if answer is None:  # its history was not asked for
+        return ReferenceStatus.PHANTOM, head
     if answer.deletion is not None:
         return ReferenceStatus.DELETED, f"{head}; it was deleted at {answer.deletion}"
     if answer.reached_root:

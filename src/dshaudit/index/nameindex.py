@@ -46,7 +46,7 @@ from dshaudit.core.errors import RepoError
 from dshaudit.core.model import SHA_RE
 from dshaudit.index.absence import Absences
 from dshaudit.index.namegrep import CommitGrep
-from dshaudit.index.namehistory import HISTORY_BUDGET_SECONDS, HISTORY_COMMITS, HistoryAnswer, NameHistory
+from dshaudit.index.namehistory import HISTORY_COMMITS, HistoryAnswer, NameHistory
 from dshaudit.index.namepass import NamePasses, NameSearch
 from dshaudit.index.namestore import ABSENCE_PLACES, Base, NameStore
 from dshaudit.index.words import any_case, is_word
@@ -201,11 +201,9 @@ class NameIndex:
         """The newest first-parent commit, within `commits` of this one, that removed `path`."""
         return self.history.path_deletion(path, commits)
 
-    def deletions(
-        self, names: list[str], commits: int = HISTORY_COMMITS, budget: float = HISTORY_BUDGET_SECONDS
-    ) -> dict[str, HistoryAnswer]:
-        """`deletion` for several names, until `budget` seconds have gone by."""
-        return self.history.deletions(names, commits, budget)
+    def deletions(self, names: list[str], commits: int = HISTORY_COMMITS) -> dict[str, HistoryAnswer]:
+        """`deletion` for several names, answered from one read of the history."""
+        return self.history.deletions(names, commits)
 
 
 _indexes: dict[tuple[str, str], NameIndex] = {}

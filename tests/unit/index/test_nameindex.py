@@ -226,8 +226,34 @@ def test_path_deletion_finds_the_commit_that_removed_a_file_or_folder(history):
     assert index.path_deletion("src/pathonly.ts").deletion is None  # changed, never removed
 
 
-def test_deletions_answers_each_name_within_its_budget(history):
+def test_deletions_answers_every_name_from_one_read_of_the_history(history):
     index = NameIndex(history.snapshot(2))
-    answers = index.deletions(["legacyHelper", "neverThere"])
+    answers = index.deletions(["legacyHelper", "neverThere", "fooBar"])
     assert deleted_by(answers["legacyHelper"]) == history.shas[1] and answers["neverThere"].deletion is None
-    assert index.deletions(["AgentRegistry"], budget=0) == {}
+    assert deleted_by(answers["fooBar"]) == history.shas[1]
+    assert index.grep.calls == 1
+
+
+def test_deletion_reads_only_the_lines_a_patch_removes(make_repo):
+    """A name moved within a file is not deleted there; a file named like a name holds no line of it;
+    a removed line that itself starts with `-- a/` is still a removed line."""
+    repo = make_repo(
+        {
+            "src/moved.ts": "const keep = 1\nexport const movedName = 2\n",
+            "src/headerName.ts": "export const other = 3\n",
+            "notes.txt": "-- a/b dashName\nstays\n",
+        },
+        {
+            "src/moved.ts": "export const movedName = 2\nconst keep = 1\n",
+            "src/headerName.ts": None,
+            "notes.txt": "stays\n",
+        },
+        {"src/moved.ts": "const keep = 1\n"},
+        subjects=("start", "move a line, drop a file", "drop the name"),
+    )
+    index = NameIndex(repo.snapshot(2))
+    answers = index.deletions(["movedName", "headerName", "dashName", "keep"])
+    assert deleted_by(answers["movedName"]) == repo.shas[2]
+    assert deleted_by(answers["dashName"]) == repo.shas[1]
+    assert answers["headerName"].deletion is None
+    assert (answers["keep"].commits, answers["keep"].reached_root) == (3, True)
