@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from dshaudit.core.diagnostics import Outcome
 from dshaudit.core.errors import InputError
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
-from dshaudit.documents.findings import FindingsFile, collect_markdown, load_findings_file
+from dshaudit.documents.findings import MAX_FINDINGS_BYTES, FindingsFile, collect_markdown, load_findings_file
 from dshaudit.output.pages import Page
 from dshaudit.platform.config import Config, load_config
 
@@ -75,13 +75,20 @@ class Session:
         return cls(config, repository, PinResolver(config, repository))
 
     def findings(self, paths: tuple[Path, ...]) -> list[FindingsFile]:
-        web = self.config.web_url
-        return [load_findings_file(p, web) for p in collect_markdown(list(self.default_paths(paths)))]
+        return self.load(collect_markdown(list(self.default_paths(paths))))
+
+    def load(self, sources: list[Path]) -> list[FindingsFile]:
+        """The documents at these paths, parsed."""
+        return [load_findings_file(p, self.config.web_url) for p in sources]
+
+    def sources(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...]) -> list[Path]:
+        """The Markdown files of PATHS: default findings/, unless only tree documents are asked for."""
+        return collect_markdown(list(self.default_paths(paths))) if paths or not tree_docs else []
 
     def documents(self, paths: tuple[Path, ...], tree_docs: tuple[str, ...]) -> list[FindingsFile]:
         """The findings files of PATHS (default findings/, unless only tree documents are asked for),
         then the documents of each --tree-docs."""
-        return (self.findings(paths) if paths or not tree_docs else []) + self.tree_docs(tree_docs)
+        return self.load(self.sources(paths, tree_docs)) + self.tree_docs(tree_docs)
 
     def tree_docs(self, specs: tuple[str, ...]) -> list[FindingsFile]:
         """The documents each `PIN[:DIR]` selects in DSH's tree (treedocs.py)."""
@@ -106,14 +113,28 @@ class Session:
 def check(
     session: Session, paths: tuple[Path, ...], pin: str | None, strict: bool, tree_docs: tuple[str, ...] = ()
 ) -> Outcome:
-    from dshaudit.checking.outcome import check_outcome, coverage
+    from dshaudit.app.memo import kept_outcome
+    from dshaudit.checking.outcome import check_outcome, check_statuses, coverage
+
+    sources = session.sources(paths, tree_docs)
+    options = (tuple(map(str, paths)), pin, strict, tree_docs)
+    kept = kept_outcome(
+        "check", check_statuses(), options, session.config, session.repository.spec, sources, MAX_FINDINGS_BYTES
+    )
+    outcome = kept.read() if kept is not None else None
+    if outcome is not None:
+        return outcome
+
     from dshaudit.checking.verify import check as run_check
     from dshaudit.moves.carry import carried_verdicts
 
-    files = session.documents(paths, tree_docs)
+    files = session.load(sources) + session.tree_docs(tree_docs)
     result = run_check(files, session.pins, session.repository, pin, carry=carried_verdicts)
     unchecked = coverage(files, result, tuple(str(p) for p in paths))
-    return check_outcome(result, session.config.web_url, strict, coverage=unchecked)
+    outcome = check_outcome(result, session.config.web_url, strict, coverage=unchecked)
+    if kept is not None:
+        kept.write(outcome, session.repository() if session.repository.is_open else None)
+    return outcome
 
 
 def lint(config_path: str | None, paths: tuple[Path, ...], strict: bool) -> Outcome:

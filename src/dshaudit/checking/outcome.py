@@ -102,6 +102,13 @@ def coverage(files: list[FindingsFile], result: CheckResult, paths: tuple[str, .
     return tuple(out)
 
 
+def check_statuses() -> tuple[type[DiagnosticStatus], ...]:
+    """The statuses a check's outcome can hold, in the order its rules are listed."""
+    from dshaudit.core.references import ReferenceStatus
+
+    return (Status, ClaimStatus, ReferenceStatus, Coverage)
+
+
 def check_outcome(
     result: CheckResult,
     web_url: str,
@@ -111,7 +118,6 @@ def check_outcome(
 ) -> Outcome:
     """A check's verdicts as diagnostics: citations, then claims, each in file
     order; then what was not checked (`coverage`)."""
-    from dshaudit.core.references import ReferenceStatus
     from dshaudit.documents.claims import claim_diagnostic
 
     s = result.summary()
@@ -130,7 +136,7 @@ def check_outcome(
         command=command,
         diagnostics=tuple(diagnostics),
         summary=Summary(s.line, s.as_dict(), tuple(bullets), "Every citation and claim holds."),
-        rules=rules_of(Status, ClaimStatus, ReferenceStatus, Coverage),
+        rules=rules_of(*check_statuses()),
         strict=strict,
         sections=sections + ((("coverage", ("coverage",)),) if coverage else ()),
         files=tuple(sorted({d.source.file for d in diagnostics})),

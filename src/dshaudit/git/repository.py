@@ -31,6 +31,7 @@ from git.exc import InvalidGitRepositoryError, NoSuchPathError
 from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import SHA_RE
 from dshaudit.git import run
+from dshaudit.git.clonestate import ASKED_REV, ASKED_TYPE
 from dshaudit.git.objects import ObjectReader
 from dshaudit.git.snapshot import Snapshot
 from dshaudit.platform import places, ui
@@ -63,6 +64,10 @@ class DshRepository:
             raise RepoError(f"{origin}: not a git repository") from None
         self._objects = ObjectReader(self.git_dir)
         self._snapshots: dict[str, Snapshot] = {}
+        # What this handle (and its twins) asked the clone whose answer can change
+        # (which commit a ref names, whether the clone holds an object), with the
+        # answers: an outcome kept between runs holds while they hold (clonestate.py).
+        self.asked: dict[tuple[str, str], str] = {}
         if self.is_shallow():
             raise RepoError(
                 f"{origin}: is a shallow clone; citations cannot be checked against partial history "
@@ -81,6 +86,7 @@ class DshRepository:
         come along (a tree never changes), so the twin does not list them again."""
         other = DshRepository(Path(self.git_dir), self.origin, self.cached)
         other._snapshots = {sha: snap.moved_to(other) for sha, snap in self._snapshots.items()}
+        other.asked = self.asked
         return other
 
     # -- opening -----------------------------------------------------------------
@@ -144,7 +150,11 @@ class DshRepository:
     def object_type(self, sha: str) -> str | None:
         """What a full SHA names in this clone: `commit`, `tag` (an annotated
         tag object), `tree` or `blob`; None when the clone does not hold it."""
-        return self._objects.kind(sha) if SHA_RE.match(sha) else None
+        if not SHA_RE.match(sha):
+            return None
+        kind = self._objects.kind(sha)
+        self.asked[(ASKED_TYPE, sha)] = kind or ""
+        return kind
 
     def peel(self, ref: str) -> str | None:
         """The commit a SHA or an (annotated) tag leads to, if it leads to one."""
@@ -169,7 +179,9 @@ class DshRepository:
         """The SHA of the object `rev` names (`git rev-parse --verify`); None when it names none."""
         done = run.run(["rev-parse", "--verify", "--quiet", "--end-of-options", rev], self.git_dir, env=run.C_LOCALE)
         sha = run.text(done.stdout) if done.returncode == 0 else ""
-        return sha if SHA_RE.match(sha) else None
+        found = sha if SHA_RE.match(sha) else None
+        self.asked[(ASKED_REV, rev)] = found or ""
+        return found
 
     def read_blob(self, blob_id: str) -> bytes:
         """One blob's content, through the handle's running `git cat-file --batch`."""

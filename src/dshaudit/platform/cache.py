@@ -196,6 +196,19 @@ class Cache:
                 )
             return self._shards[name]
 
+    def prune(self, kind: str, keep: int) -> None:
+        """Remove the shards of `kind` on disk beyond the `keep` most recently written
+        (a kind with a shard per input, such as kept outcomes, would otherwise only grow)."""
+        if self.root is None:
+            return
+        try:
+            shards = sorted((self.root / kind).glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in shards[keep:]:
+                old.unlink(missing_ok=True)
+                old.with_suffix(".lock").unlink(missing_ok=True)
+        except OSError:
+            pass  # another run pruned it first, or the folder is gone: only space is at stake
+
     def flush(self) -> None:
         for shard in self._shards.values():
             try:

@@ -1,0 +1,75 @@
+"""A check run again on the same inputs is answered with the outcome kept from the
+last run (app/memo.py): the same bytes in every format, and computed afresh as soon
+as any input changes, a ref of the clone included."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import run_cli, write_findings
+from fixture_repo import git
+
+WEB = "https://example.invalid/dsh"  # the fixture config's upstream URL
+CONTEXT = "vendor/cordis/src/context.ts"
+KEPT = "the outcome of an earlier run of the same inputs"
+BODY = (
+    f"Cited: `{CONTEXT}:14` → `this.fiber`, and `{CONTEXT}:99` → `nothing`.\n"
+    "A name: `createAgent`; one that is not: `neverDeclaredAnywhere`.\n"
+)
+
+
+def check(*args: str):
+    run = run_cli("-v", "check", *args)
+    assert run.exit_code in (0, 1), run.stderr
+    return run
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+def test_a_second_run_is_the_kept_outcome_byte_for_byte(workspace, fmt):
+    write_findings(workspace, BODY)
+    first = check("--format", fmt)
+    second = check("--format", fmt)
+    assert KEPT not in first.stderr and KEPT in second.stderr
+    assert (second.stdout, second.exit_code) == (first.stdout, first.exit_code)
+    assert first.exit_code == 1  # the run had something to report, not nothing
+
+
+def test_any_changed_input_is_checked_afresh(workspace, fixture_repo):
+    path = write_findings(workspace, BODY)
+    check()
+    path.write_text(path.read_text().replace(":99", ":15"))
+    assert KEPT not in check().stderr  # the document
+    assert KEPT not in check("--strict").stderr  # an option
+    with (workspace / "dshaudit.toml").open("a") as config:
+        config.write("# a comment changes no setting\n")
+    assert KEPT in check().stderr
+    with (workspace / "dshaudit.toml").open("a") as config:
+        config.write(f'extra = "{fixture_repo.shas["v2"]}"\n')  # one more pin under [pins]
+    assert KEPT not in check().stderr  # the configuration
+
+
+def test_without_the_cache_nothing_is_kept(workspace):
+    write_findings(workspace, BODY)
+    check()
+    assert KEPT not in run_cli("-v", "--no-cache", "check").stderr
+
+
+def test_a_moved_branch_is_read_again(workspace, fixture_repo, tmp_path, monkeypatch):
+    """A permalink to a branch holds the commit the branch names today: once the
+    branch moves, the kept outcome is not used, and the new commit is read."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--bare", str(fixture_repo.path), str(clone)], check=True)
+    monkeypatch.setenv("DSH_REPO", str(clone))
+    git(clone, "update-ref", "refs/heads/moving", fixture_repo.shas["v1"])
+    write_findings(workspace, f"Branch: {WEB}/blob/moving/{CONTEXT}#L14 → `this.fiber`\n")
+    first = run_cli("check", "--format", "json").json["citations"][0]
+    assert check().stderr.count(KEPT) == 1
+    git(clone, "update-ref", "refs/heads/moving", fixture_repo.shas["v3"])
+    moved = run_cli("-v", "check", "--format", "json")
+    assert KEPT not in moved.stderr
+    assert (first["resolved"]["sha"], moved.json["citations"][0]["resolved"]["sha"]) == (
+        fixture_repo.shas["v1"],
+        fixture_repo.shas["v3"],
+    )
