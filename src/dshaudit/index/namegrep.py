@@ -56,10 +56,11 @@ class CommitGrep:
         self.sha = snapshot.sha
         self.calls = 0
 
-    def output(self, *args: str) -> bytes:
-        """What git writes, run to its end; exit 1 is an answer (no match, nothing found)."""
+    def output(self, *args: str, input: bytes | None = None) -> bytes:
+        """What git writes, run to its end; exit 1 is an answer (no match, nothing found).
+        `input`: git's standard input (patterns given with `-f -`)."""
         self.calls += 1
-        return run.run(args, self.git_dir).output(ok=(0, 1), commit=self.sha)
+        return run.run(args, self.git_dir, input=input).output(ok=(0, 1), commit=self.sha)
 
     def status(self, *args: str) -> int:
         """git's exit code alone (`git grep -q`)."""

@@ -138,11 +138,11 @@ class NameIndex:
             if pending.scoped is not None:
                 assert base is not None  # a search is scoped only to a base's changed files
                 found, lines = self.passes.finish(pending.scoped)
+                where = {name: base.kept(name) | found[name] for name in pending.scoped.names}
+                # As a pass over the whole tree would: a name with other characters missed is looked up apart.
+                where.update(self.passes.alone([n for n, w in where.items() if not w and not is_word(n)]))
                 for name in pending.scoped.names:
-                    where = base.kept(name) | found[name]
-                    if not where and not is_word(name):
-                        where = self.passes.alone(name)  # as a pass over the whole tree would
-                    self.store.record(name, where)
+                    self.store.record(name, where[name])
                 for t in pending.scoped.texts:
                     lines[t] += [(p, n) for p, n in self.store.complete_absence(base.sha, t) or [] if p in base.same]
             if pending.whole is not None:

@@ -239,10 +239,9 @@ class NamePasses:
         if search.checked:
             found.update(self._check_in_files(search.checked, found))
         # Names with non-word characters can hide one another within a line
-        # (`a/b` and `a/b/c`): over the whole tree, each one the pass missed is looked up alone.
-        for name in search.names:
-            if search.files is None and not is_word(name) and not found[name]:
-                found[name] = self.alone(name)
+        # (`a/b` and `a/b/c`): over the whole tree, those the pass missed are looked up apart.
+        if search.files is None:
+            found.update(self.alone([n for n in search.names if not is_word(n) and not found[n]]))
         return found, {t: sorted(places)[:ABSENCE_PLACES] for t, places in lines.items()}
 
     def _check_in_files(self, names: list[str], found: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -257,8 +256,20 @@ class NamePasses:
             out[name] = {p for p in candidates[name] if word.search(data.get(blobs[p], b""))}
         return out
 
-    def alone(self, name: str) -> set[str]:
-        """The files that hold `name` as a whole word, from a grep for it alone."""
-        out = self.grep.output("grep", "-l", "-z", "-I", "-w", "-F", "-e", name, self.sha)
+    def alone(self, names: list[str]) -> dict[str, set[str]]:
+        """The files that hold each name as a whole word, each name apart from the others:
+        one `git grep -l -F` finds the files that hold any of them as a string, and the
+        whole-word test (`-w`) is made on those files here, name by name."""
+        if not names:
+            return {}
+        patterns = "".join(f"{n}\n" for n in names).encode("utf-8")
+        out = self.grep.output("grep", "-l", "-z", "-I", "-F", "-f", "-", self.sha, input=patterns)
         prefix = self.sha + ":"
-        return {p.removeprefix(prefix) for p in out.decode("utf-8", "replace").split("\0") if p}
+        objects = self.snapshot.index()
+        paths = sorted({p.removeprefix(prefix) for p in out.decode("utf-8", "replace").split("\0") if p} & set(objects))
+        data = self.snapshot.read_many(sorted({objects[p][2] for p in paths}))
+        held: dict[str, set[str]] = {}
+        for name in names:
+            word = whole_word(name, fold=False)
+            held[name] = {p for p in paths if word.search(data.get(objects[p][2], b""))}
+        return held

@@ -10,6 +10,7 @@ from dshaudit.git.snapshot import Snapshot
 from dshaudit.index import namegrep
 from dshaudit.index.namehistory import HistoryAnswer
 from dshaudit.index.nameindex import NameIndex, forget, index_for
+from dshaudit.index.namepass import Inside
 from dshaudit.index.words import any_case
 from dshaudit.platform import cache
 
@@ -114,6 +115,21 @@ def test_names_that_overlap_on_one_line_are_each_found(first, regexes):
         "b/c": True,
         "a/b/c/d": False,
     }
+
+
+def test_names_the_pass_missed_are_looked_up_apart_in_one_grep(first, monkeypatch):
+    """The pass misses no name here, so it is made to: each name with other characters is then
+    looked up on its own, all of them in one git process, and found only as a whole word."""
+    monkeypatch.setattr(Inside, "names", lambda self, match: ())
+    calls = first.git_calls
+    assert first.present(["a/b", "b/c", "dsh-base", "dsh-bas", "scope/dsh"]) == {
+        "a/b": True,
+        "b/c": True,
+        "dsh-base": True,
+        "dsh-bas": False,  # in `dsh-base` as a string, but no whole word
+        "scope/dsh": True,
+    }
+    assert first.git_calls - calls == 2  # the pass, and the one grep for the names it missed
 
 
 def test_a_warm_lookup_runs_no_git(history):
