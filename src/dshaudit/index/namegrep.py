@@ -33,7 +33,8 @@ def _pathspec_chunks(paths: list[str]) -> list[list[str]]:
 
 
 class Running:
-    """A git grep started now, its output spooled to a temporary file; `output` waits for it."""
+    """A git process (a grep, a log) started now, its output spooled to a temporary file;
+    `output` waits for it."""
 
     def __init__(self, git_dir: str, args: list[str], env: dict[str, str] | None = None):
         self.proc = run.Started(args, git_dir, env=env or {}, spool=True)
@@ -66,6 +67,11 @@ class CommitGrep:
         """git's exit code alone (`git grep -q`)."""
         self.calls += 1
         return run.run(args, self.git_dir).returncode
+
+    def begin(self, args: list[str]) -> Running:
+        """git started now, its output spooled; `Running.output` waits for it."""
+        self.calls += 1
+        return Running(self.git_dir, args)
 
     def stream(self, args: list[str]) -> run.Started:
         """git started, its output read as it comes (and git stopped once the caller has enough)."""

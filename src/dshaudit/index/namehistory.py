@@ -16,17 +16,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dshaudit.core.errors import RepoError
 from dshaudit.core.model import SHA_RE
-from dshaudit.index.namegrep import CommitGrep
+from dshaudit.index.namegrep import CommitGrep, Running
 from dshaudit.index.namestore import VERSION
 from dshaudit.platform import cache
 
 # First-parent commits the history search looks back over.
 HISTORY_COMMITS = 200
 _HISTORY_SHAPE = cache.shaped({"deletion": ([str, str, str], type(None)), "commits": int, "root": bool})
-_HUNK = re.compile(rb"@@ -\d+(?:,(\d+))? ")
-_HEADER = b"\0\0"  # starts the line of a commit in the log: no line of a text patch holds a NUL
+# The line of a commit in the log starts with two NULs: every line of a patch starts with
+# a character of its own (`-`, `+`, `@`, ...), though one may hold NULs further on.
+_HEADER = re.compile(rb"^\0\0", re.MULTILINE)
+# With -U0 a hunk is its header, the lines it removes (`-`), then those it adds (`+`).
+_REMOVED = re.compile(rb"^@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@[^\n]*\n((?:[-\\][^\n]*\n)*)", re.MULTILINE)
+_MARKER = re.compile(rb"^\\[^\n]*\n", re.MULTILINE)  # "\ No newline at end of file": git's line, not the file's
 
 
 @dataclass(frozen=True)
@@ -66,53 +69,42 @@ class _Removed:
         return None
 
 
-def _removed_lines(grep: CommitGrep, commits: int) -> _Removed:
-    """The window of `commits` first-parent commits up to the grep's commit, read in one
-    `git log -p -U0`: for each commit, the lines its patch removes (a hunk `@@ -a,N`
-    removes N lines), and whether the window reaches the first commit."""
-    proc = grep.stream(
-        [
-            "log",
-            "--first-parent",
-            "-m",
-            "--no-renames",
-            "--no-ext-diff",
-            "--no-textconv",
-            "-p",
-            "-U0",
-            "-n",
-            str(commits),
-            "--format=%x00%x00%H%x00%cI%x00%P%x00%s",
-            grep.sha,
-            "--",
-        ]
-    )
-    window: list[tuple[Deletion, list[bytes]]] = []
+def _window_log(sha: str, commits: int) -> list[str]:
+    """`git log -p -U0` of the `commits` first-parent commits up to `sha`, each commit's
+    patch against its first parent, under a line of its own that starts with two NULs."""
+    return [
+        "log",
+        "--first-parent",
+        "-m",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        "-p",
+        "-U0",
+        "-n",
+        str(commits),
+        "--format=%x00%x00%H%x00%cI%x00%P%x00%s",
+        sha,
+        "--",
+    ]
+
+
+def _removed_lines(log: bytes, commits: int) -> _Removed:
+    """The window `_window_log` wrote: for each commit, the lines its patch removes (with
+    -U0, those after a hunk's header that start with `-`), and whether the window reaches
+    the first commit."""
+    window: list[tuple[Deletion, bytes]] = []
     parents = ""
-    pending = 0  # lines still to come of the removed side of a hunk
-    try:
-        for line in proc.stdout:
-            if pending:
-                if line[:1] == b"-":
-                    window[-1][1].append(line[1:])
-                    pending -= 1
-                    continue
-                if line[:1] == b"\\":  # "\ No newline at end of file"
-                    continue
-                pending = 0
-            if line.startswith(b"@@ -") and window:
-                hunk = _HUNK.match(line)
-                pending = 1 if hunk is None or hunk[1] is None else int(hunk[1])
-            elif line.startswith(_HEADER):
-                fields = line[len(_HEADER) :].rstrip(b"\n").decode("utf-8", "replace").split("\0")
-                sha, date, parents, subject = (fields + [""] * 4)[:4]
-                if SHA_RE.fullmatch(sha):
-                    window.append((Deletion(sha, date, subject), []))
-    finally:
-        status = proc.wait()
-    if status != 0:
-        raise RepoError(f"git log -p failed at {grep.sha[:12]} (exit {status})")
-    return _Removed([(c, b"".join(lines)) for c, lines in window], len(window) < commits or not parents.strip())
+    for record in _HEADER.split(log)[1:]:
+        head, _, patch = record.partition(b"\n")
+        sha, date, parents, subject = (head.decode("utf-8", "replace").split("\0") + [""] * 4)[:4]
+        if not SHA_RE.fullmatch(sha):
+            continue
+        removed = b"".join(m[1] for m in _REMOVED.finditer(patch))
+        if b"\n\\" in removed or removed.startswith(b"\\"):
+            removed = _MARKER.sub(b"", removed)
+        window.append((Deletion(sha, date, subject), removed))
+    return _Removed(window, len(window) < commits or not parents.strip())
 
 
 class NameHistory:
@@ -122,6 +114,26 @@ class NameHistory:
         self.grep = grep
         self.sha = grep.sha
         self._windows: dict[int, _Removed] = {}
+        self._reading: dict[int, Running] = {}
+
+    def start(self, commits: int = HISTORY_COMMITS) -> None:
+        """Set git writing the window of `commits` commits while other work goes on: a
+        name found nowhere at the commit will have its history asked for."""
+        if commits not in self._windows and commits not in self._reading:
+            self._reading[commits] = self.grep.begin(_window_log(self.sha, commits))
+
+    def stop(self) -> None:
+        """Stop reading a window that is not needed any more."""
+        for reading in self._reading.values():
+            reading.stop()
+        self._reading.clear()
+
+    def _window(self, commits: int) -> _Removed:
+        if commits not in self._windows:
+            self.start(commits)
+            log = self._reading.pop(commits).output(self.sha)
+            self._windows[commits] = _removed_lines(log, commits)
+        return self._windows[commits]
 
     def deletion(self, name: str, commits: int = HISTORY_COMMITS) -> HistoryAnswer:
         """The first-parent commit, within `commits` of this one, after which
@@ -132,9 +144,7 @@ class NameHistory:
         hit = shard.get(key)
         if hit is not None:
             return _answer(hit)
-        if commits not in self._windows:
-            self._windows[commits] = _removed_lines(self.grep, commits)
-        window = self._windows[commits]
+        window = self._window(commits)
         return _store(shard, key, HistoryAnswer(window.deletion(name), len(window.commits), window.reached_root))
 
     def path_deletion(self, path: str, commits: int = HISTORY_COMMITS) -> HistoryAnswer:

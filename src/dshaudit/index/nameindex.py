@@ -68,6 +68,10 @@ class _Pending:
             if search is not None:
                 search.stop()
 
+    def names(self) -> list[str]:
+        """The names its passes look up."""
+        return [n for search in (self.scoped, self.whole) if search is not None for n in search.names]
+
 
 class NameIndex:
     """Name lookups at one commit, shared by every document checked in a run."""
@@ -152,15 +156,18 @@ class NameIndex:
                     self.store.record(name, found[name])
             for t, places in lines.items():
                 self.absences.record(t, ABSENCE_PLACES, sorted(places))
+            if any(self.store.present.get(n) is False for n in pending.names()):
+                self.history.start()  # a name found nowhere: its history will be asked for
         except BaseException:
             pending.stop()
             raise
 
     def stop(self) -> None:
-        """Stop a pass still running (its answers are not needed any more)."""
+        """Stop a pass, or a read of the history, still running (its answers are not needed any more)."""
         pending, self._pending = self._pending, None
         if pending is not None:
             pending.stop()
+        self.history.stop()
 
     def present(self, names: Iterable[str]) -> dict[str, bool]:
         """Whether each name occurs at this commit (the rule in the module docstring)."""

@@ -129,7 +129,9 @@ def test_names_the_pass_missed_are_looked_up_apart_in_one_grep(first, monkeypatc
         "dsh-bas": False,  # in `dsh-base` as a string, but no whole word
         "scope/dsh": True,
     }
-    assert first.git_calls - calls == 2  # the pass, and the one grep for the names it missed
+    # The pass, the one grep for the names it missed, and the read of the history that a
+    # name found nowhere (`dsh-bas`) sets going.
+    assert first.git_calls - calls == 3
 
 
 def test_a_warm_lookup_runs_no_git(history):
@@ -273,3 +275,12 @@ def test_deletion_reads_only_the_lines_a_patch_removes(make_repo):
     assert deleted_by(answers["dashName"]) == repo.shas[1]
     assert answers["headerName"].deletion is None
     assert (answers["keep"].commits, answers["keep"].reached_root) == (3, True)
+
+
+def test_a_patch_line_that_holds_nuls_ends_no_commit(make_repo):
+    """git reads a file as text by its first 8,000 bytes: a NUL further on reaches the patch,
+    and the lines after it are still the commit's removed lines."""
+    text = "filler line\n" * 800 + "a\0\0b\nendName\n"
+    repo = make_repo({"notes.txt": text.encode()}, {"notes.txt": None}, subjects=("add", "drop the notes"))
+    answer = NameIndex(repo.snapshot(1)).deletion("endName")
+    assert deleted_by(answer) == repo.shas[1]
