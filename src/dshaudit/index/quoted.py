@@ -29,6 +29,7 @@ from dshaudit.lang.matching import (
     needle,
     nodes_of,
     parse_code,
+    parsed_source,
     reading_kind,
     shown_text,
     text_place,
@@ -159,7 +160,7 @@ class _Files:
             if reading_kind(path) == "text":
                 lines = text_place(fragment, source)
             else:
-                lines = first_match(fragment, lambda types: self.nodes(path, types))
+                lines = first_match(fragment, lambda types: self.nodes(path, types), parsed_source(path, source))
             hit = [lines.start, lines.end] if lines is not None else 0
             self.shard.put(key, hit)
         return LineRange(hit[0], hit[1]) if hit else None
@@ -169,9 +170,8 @@ class _Files:
         key = cache.digest("declarations", fragment.kind, fragment.source, self.blobs[path], reading_kind(path))
         hit = self.shard.get(key)
         if hit is None:
-            hit = [
-                [lines.start, lines.end, value] for lines, value in declarations(fragment, self.nodes(path, DECLARING))
-            ]
+            found = declarations(fragment, self.nodes(path, DECLARING), parsed_source(path, self.source(path)))
+            hit = [[lines.start, lines.end, value] for lines, value in found]
             self.shard.put(key, hit)
         return [(LineRange(a, b), value) for a, b, value in hit]
 

@@ -23,6 +23,7 @@ fragment's text (`text_place`).
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 
@@ -213,12 +214,12 @@ def _binding_holds(fragment: Fragment, value: tree_sitter.Node | None, type_text
 
 
 def _candidates(
-    fragment: Fragment, nodes: Callable[[frozenset[str]], list[tree_sitter.Node]]
+    fragment: Fragment, nodes: Callable[[frozenset[str]], list[tree_sitter.Node]], source: bytes | None = None
 ) -> Iterator[tree_sitter.Node]:
     """Code nodes the fragment may match, in source order, among the nodes of a file
-    (`nodes`: those of some types)."""
+    (`nodes`: those of some types; `source`: the bytes they were parsed from, when known)."""
     if fragment.kind == "binding":
-        for n in nodes(DECLARING):
+        for n in _holding(fragment.name, nodes(DECLARING), source):
             found = _declared(fragment, n)
             if found is not None and _binding_holds(fragment, *found):
                 yield n
@@ -227,6 +228,30 @@ def _candidates(
     for n in nodes(frozenset({wanted})):
         if match(fragment.node, n):
             yield n
+
+
+def _holding(name: str, nodes: list[tree_sitter.Node], source: bytes | None) -> list[tree_sitter.Node]:
+    """Those of `nodes` (in source order) whose text holds `name`: the only ones that can
+    declare it, since a name, a key or a string is written as it reads. Where the file has
+    no such text, that is none, found in C; a node is then kept only if one of the places
+    where the text occurs lies within it. All of them without `source`, or for a name with
+    a quote or backslash in it (a string may escape those)."""
+    if source is None or not name or any(c in name for c in "'\"\\"):
+        return nodes
+    needle = name.encode("utf-8")
+    places: list[int] = []
+    at = source.find(needle)
+    while at >= 0:
+        places.append(at)
+        at = source.find(needle, at + 1)
+    if not places:
+        return []
+    held = []
+    for n in nodes:
+        i = bisect_left(places, n.start_byte)
+        if i < len(places) and places[i] + len(needle) <= n.end_byte:
+            held.append(n)
+    return held
 
 
 # The node types `_declared` looks at: all others declare nothing.
@@ -276,10 +301,14 @@ def _type_query(tsx: bool, types: frozenset[str]) -> tree_sitter.Query | None:
         return None
 
 
+def parsed_source(path: str, data: bytes) -> bytes:
+    """The bytes `parse_code` parses for a file: a JSON file as an expression, in
+    brackets (its line numbers stay; its byte offsets move by one)."""
+    return b"(" + data + b")" if path.endswith(".json") else data
+
+
 def parse_code(path: str, data: bytes) -> tree_sitter.Node:
-    if path.endswith(".json"):
-        data = b"(" + data + b")"  # JSON is an expression; the line numbers stay
-    return parse(path, data).root_node
+    return parse(path, parsed_source(path, data)).root_node
 
 
 def _lines(node: tree_sitter.Node) -> LineRange:
@@ -313,17 +342,21 @@ def reading_kind(path: str) -> str:
     return "json" if path.endswith(".json") else "tsx" if path.endswith((".tsx", ".jsx")) else "ts"
 
 
-def first_match(fragment: Fragment, nodes: Callable[[frozenset[str]], list[tree_sitter.Node]]) -> LineRange | None:
+def first_match(
+    fragment: Fragment, nodes: Callable[[frozenset[str]], list[tree_sitter.Node]], source: bytes | None = None
+) -> LineRange | None:
     """The lines of the first code node the fragment matches, among the nodes of a file
-    (`nodes`: those of some types)."""
-    return next((_lines(n) for n in _candidates(fragment, nodes)), None)
+    (`nodes`: those of some types; `source`: the bytes they were parsed from, when known)."""
+    return next((_lines(n) for n in _candidates(fragment, nodes, source)), None)
 
 
-def declarations(fragment: Fragment, nodes: list[tree_sitter.Node]) -> list[tuple[LineRange, str]]:
+def declarations(
+    fragment: Fragment, nodes: list[tree_sitter.Node], source: bytes | None = None
+) -> list[tuple[LineRange, str]]:
     """The declarations of the fragment's binding among these nodes (a file's nodes of
     the DECLARING types): where each is, and its value (or type) as shown in a message."""
     out = []
-    for n in nodes:
+    for n in _holding(fragment.name, nodes, source):
         found = _declared(fragment, n)
         if found is not None and (found[0] is not None or found[1] is not None):
             out.append((_lines(n), shown_text(*found)))

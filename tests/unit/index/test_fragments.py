@@ -228,3 +228,42 @@ def test_verdicts_are_cached_per_commit_and_evaluated_together_in_order(commit):
     assert not any(cached(f, snapshot.sha) for f in fragments)
     assert [v and v.status for v in evaluate_all(fragments, snapshot, index)] == ["ok", "no_match"]
     assert all(cached(f, snapshot.sha) for f in fragments)
+
+
+# -- which nodes can declare a binding ------------------------------------------------------
+
+CONFIG_JSON = '{\n  "name": "@scope/agent",\n  "limits": { "LIMIT": 4, "depth": 2 },\n  "depth": 3\n}\n'
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "quoted"),
+    [
+        (AGENT_PATH, AGENT, "const LIMIT = 0"),
+        (AGENT_PATH, AGENT, "const LIMIT = 7"),  # declared, with another value
+        (AGENT_PATH, AGENT, "this.factory = factory"),
+        (AGENT_PATH, AGENT, "kind: 'plugin'"),
+        (AGENT_PATH, AGENT, "plugin: 'compact'"),
+        (AGENT_PATH, AGENT, "timedOut: boolean"),
+        (AGENT_PATH, AGENT, "absentName = 1"),  # nowhere in the file
+        ("packages/agent/config.json", CONFIG_JSON, '"depth": 3'),  # offsets in brackets
+        ("packages/agent/config.json", CONFIG_JSON, '"depth": 2'),
+        ("packages/agent/config.json", CONFIG_JSON, '"LIMIT": 4'),
+    ],
+)
+def test_the_nodes_a_binding_is_looked_for_in_are_those_that_hold_its_name(path, code, quoted):
+    """Narrowed to the nodes whose text holds the name, a binding is found where it is
+    found among all of a file's declaring nodes, and its declarations are the same."""
+    from dshaudit.lang.matching import DECLARING, declarations, first_match, nodes_of, parse_code, parsed_source
+
+    fragment = parsed(quoted)
+    assert fragment.kind == "binding"
+    root = parse_code(path, code.encode())
+    nodes = nodes_of(root, DECLARING, False)
+    source = parsed_source(path, code.encode())
+
+    def of(types):
+        return nodes_of(root, types, False)
+
+    assert first_match(fragment, of, source) == first_match(fragment, of)
+    assert declarations(fragment, nodes, source) == declarations(fragment, nodes)
+    assert declarations(fragment, nodes) or quoted.startswith("absentName")
