@@ -26,7 +26,8 @@ HISTORY_COMMITS = 200
 _HISTORY_SHAPE = cache.shaped({"deletion": ([str, str, str], type(None)), "commits": int, "root": bool})
 # The line of a commit in the log starts with two NULs: every line of a patch starts with
 # a character of its own (`-`, `+`, `@`, ...), though one may hold NULs further on.
-_HEADER = re.compile(rb"^\0\0", re.MULTILINE)
+_HEADER_BYTES = b"\0\0"
+_HEADER = re.compile(b"^" + _HEADER_BYTES, re.MULTILINE)
 # With -U0 a hunk is its header, the lines it removes (`-`), then those it adds (`+`).
 _REMOVED = re.compile(rb"^@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@[^\n]*\n((?:[-\\][^\n]*\n)*)", re.MULTILINE)
 _MARKER = re.compile(rb"^\\[^\n]*\n", re.MULTILINE)  # "\ No newline at end of file": git's line, not the file's
@@ -95,12 +96,17 @@ def _removed_lines(log: bytes, commits: int) -> _Removed:
     the first commit."""
     window: list[tuple[Deletion, bytes]] = []
     parents = ""
-    for record in _HEADER.split(log)[1:]:
-        head, _, patch = record.partition(b"\n")
-        sha, date, parents, subject = (head.decode("utf-8", "replace").split("\0") + [""] * 4)[:4]
+    # Each commit's part read where it lies in the log, none copied out of it: the log of
+    # 200 commits can run to tens of megabytes.
+    starts = [m.end() for m in _HEADER.finditer(log)]
+    for start, end in zip(starts, [*(s - len(_HEADER_BYTES) for s in starts[1:]), len(log)]):
+        line_end = log.find(b"\n", start, end)
+        line_end = end if line_end < 0 else line_end
+        head = log[start:line_end].decode("utf-8", "replace")
+        sha, date, parents, subject = (head.split("\0") + [""] * 4)[:4]
         if not SHA_RE.fullmatch(sha):
             continue
-        removed = b"".join(m[1] for m in _REMOVED.finditer(patch))
+        removed = b"".join(m[1] for m in _REMOVED.finditer(log, line_end, end))
         if b"\n\\" in removed or removed.startswith(b"\\"):
             removed = _MARKER.sub(b"", removed)
         window.append((Deletion(sha, date, subject), removed))
