@@ -99,7 +99,6 @@ def test_lines_alone_after_a_citation_continue_its_file():
 @pytest.mark.parametrize(
     "text",
     [
-        f"{WEB}/blob/v1/{CONTEXT}",  # a whole file: a link, not lines
         "https://elsewhere.invalid/blob/v1/a/b.ts#L3",  # not DSH
         "see [the design](design.md) and docs/x.md for more",
         f"{CONTEXT}: nothing",
@@ -139,6 +138,46 @@ def test_permalinks_at_a_commit_a_branch_and_a_missing_commit(workspace, fixture
     assert "b" * 40 in got[3]["message"] and "not in the DSH clone" in got[3]["message"]
     assert run_cli("check").exit_code == 1  # the missing commit fails; the branch only warns
     assert run_cli("check", "--pin=v1").exit_code == 1
+
+
+def test_a_permalink_to_a_whole_file_or_a_folder_holds_when_it_is_there(workspace, fixture_repo):
+    v1 = fixture_repo.shas["v1"]
+    body = (
+        f"A file: [context]({WEB}/blob/{v1}/{CONTEXT}).\n"
+        f"In running text, see {WEB}/blob/{v1}/{AGENT}.\n"
+        f"A binary file: {WEB}/raw/{v1}/assets/logo.bin?plain=1\n"
+        f"A folder: [agent]({WEB}/tree/{v1}/packages/core/agent/)\n"
+        f"Gone: {WEB}/blob/{v1}/packages/core/agent/src/nowhere.ts\n"
+        f"Not a folder: {WEB}/tree/{v1}/{CONTEXT}\n"
+        f"On a branch: {WEB}/blob/main/{CONTEXT}\n"
+        f"Another repository: https://elsewhere.invalid/x/blob/{v1}/{CONTEXT}\n"
+    )
+    got = verdicts(workspace, body)
+    assert [(c["form"], c["target"]["path"], c["status"]) for c in got] == [
+        ("permalink", CONTEXT, "ok"),
+        ("permalink", AGENT, "ok"),  # the full stop after it ends the sentence, not the path
+        ("permalink", "assets/logo.bin", "ok"),
+        ("tree-permalink", "packages/core/agent", "ok"),
+        ("permalink", "packages/core/agent/src/nowhere.ts", "missing_path"),
+        ("tree-permalink", CONTEXT, "missing_path"),
+        ("permalink", CONTEXT, "unpinned"),
+    ]
+    assert got[3]["target"]["lines"] is None and "not a folder" in got[5]["message"]
+
+
+@pytest.mark.parametrize(
+    "text, form, path, pin",
+    [
+        ("https://github.com/o/r/blob/abc1234/src/a.ts", "permalink", "src/a.ts", "abc1234"),
+        ("https://raw.githubusercontent.com/o/r/abc1234/src/a.ts", "permalink", "src/a.ts", "abc1234"),
+        ("https://github.com/o/r/tree/abc1234/src", "tree-permalink", "src", "abc1234"),
+        ("(https://github.com/o/r/blob/main/README.md)", "permalink", "README.md", "main"),
+    ],
+)
+def test_every_permalink_into_the_repository_is_a_citation_at_its_own_ref(text, form, path, pin):
+    (found,) = find_citations(text, "https://github.com/o/r")
+    assert (found.form, found.path, found.lines, found.pin) == (form, path, (), pin)
+    assert find_citations(text.replace("/o/r", "/o/other"), "https://github.com/o/r") == []
 
 
 # -- paths as people abbreviate them --------------------------------------------------------------

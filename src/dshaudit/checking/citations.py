@@ -172,9 +172,11 @@ class Verifier:
                 if ref_text
                 else "no pin: the findings file names none in its front matter",
             )
-        if citation.form == "permalink" and not self.repository().has_commit(pin.sha):
+        if citation.is_permalink and not self.repository().has_commit(pin.sha):
             return verdict(Status.UNKNOWN_PIN, f"the permalink's commit {pin.sha} is not in the DSH clone")
         snap = self.repository().snapshot(pin.sha, pin.name)
+        if citation.form == "tree-permalink":
+            return self._folder(citation, snap, pin)
         path, how = self._resolve_path(citation, snap)
         if path is None:
             if how:
@@ -184,6 +186,17 @@ class Verifier:
             return verdict(Status.MISSING_PATH, f"no such file at {pin.name}{hint}")
         status, message, resolved = self._check_file(citation, snap, path, pin)
         return Verdict(citation, pin, status, (how + "; " if how else "") + message, resolved, path)
+
+    @staticmethod
+    def _folder(citation: Citation, snap: Snapshot, pin: Pin) -> Verdict:
+        """A permalink to a folder holds when the folder is there at its ref."""
+        entry = snap.entry(citation.path)
+        if entry is None or entry.kind != "tree":
+            what = "no such folder" if entry is None else f"{citation.path} is not a folder"
+            return Verdict(citation, pin, Status.MISSING_PATH, f"{what} at {pin.name}")
+        if pin.branch:
+            return Verdict(citation, pin, Status.UNPINNED, _unpinned(pin), (), citation.path)
+        return Verdict(citation, pin, Status.OK, "ok", (), citation.path)
 
     def _check_file(
         self, citation: Citation, snap: Snapshot, path: str, pin: Pin
@@ -200,6 +213,9 @@ class Verifier:
         if entry.kind != "blob" or entry.blob_sha is None:
             what = {"tree": "a directory", "submodule": "a submodule", "symlink": "a symbolic link"}[entry.kind]
             return failed(Status.NOT_A_FILE, f"{path} is {what} at {pin.name}, not a file")
+        if citation.is_permalink and not (citation.lines or citation.symbol):
+            # A link to a whole file, binary or not: that the file is there is all it says.
+            return failed(Status.UNPINNED, _unpinned(pin)) if pin.branch else failed(Status.OK, "ok")
         text = self._text(snap, entry.blob_sha)
         if text is None:
             return failed(Status.BINARY, f"{path} is binary at {pin.name}; cite text files only")
@@ -261,11 +277,7 @@ class Verifier:
             if reason:
                 return failed(Status.SUSPECT, reason, region)
         if pin.branch:
-            return failed(
-                Status.UNPINNED,
-                f"holds at branch {pin.name} ({pin.sha[:12]}), but a branch moves: cite a commit",
-                region,
-            )
+            return failed(Status.UNPINNED, _unpinned(pin), region)
         return failed(Status.OK, "ok", region)
 
     def _declaration_holding(
@@ -328,6 +340,10 @@ class Verifier:
             where = f"now at {_describe_lines(hits)}" if hits else "not found anywhere in the file"
             parts.append(f"`{anchor}` is not on {_region_words(region)}; {where}")
         return "; ".join(parts)
+
+
+def _unpinned(pin: Pin) -> str:
+    return f"holds at branch {pin.name} ({pin.sha[:12]}), but a branch moves: cite a commit"
 
 
 def contiguous(ranges: tuple[LineRange, ...]) -> list[LineRange]:

@@ -278,7 +278,7 @@ def citation_pin(
     """The pin a citation is checked at, and the reference that named it: its own
     `@` suffix, else --pin, else its file's front matter."""
     ref = c.pin_ref or pin_override or f.pin
-    if c.form == "permalink" and c.pin_ref:
+    if c.is_permalink and c.pin_ref:
         return resolver.resolve_link(c.pin_ref), ref
     return (resolver.resolve(ref) if ref else None), ref
 

@@ -71,6 +71,11 @@ class Citation:
     declared: tuple[str, ...] = ()  # generated docs: code a fence beside it quotes, expected in the cited declaration
 
     @property
+    def is_permalink(self) -> bool:
+        """Written as a web link into DSH at a ref of its own, to lines, a file or a folder."""
+        return self.form in ("permalink", "tree-permalink")
+
+    @property
     def has_anchor(self) -> bool:
         return bool(self.symbol or self.anchors or self.declared)
 

@@ -29,11 +29,25 @@ QUOTED_CODE_RE = re.compile(rf"`[ \t]*[(（][ \t]*(?P<tick>`+)(?P<code>.{{1,{MAX
 _PERMALINKS: dict[str, re.Pattern[str]] = {}
 
 
+# What ends a whole-file permalink written in running text, not part of its path: `see URL.`
+PERMALINK_TRAILING = ".,;:!?*_~"
+
+
 def permalink_re(web_url: str) -> re.Pattern[str]:
+    """A web link into DSH at a ref: `<web>/blob/REF/PATH` (or `/raw/`, with
+    `?plain=1`), to lines with `#L10-L20` or to the whole file; `<web>/tree/REF/DIR`,
+    a folder (`kind` says which); and, for a GitHub repository, the same file on
+    raw.githubusercontent.com. Links to any other repository are not DSH's."""
     if web_url not in _PERMALINKS:
+        web = web_url.rstrip("/")
+        hosts = [re.escape(web) + r"/(?P<kind>blob|raw|tree)"]
+        if web.startswith("https://github.com/"):
+            hosts.append(re.escape("https://raw.githubusercontent.com/" + web.removeprefix("https://github.com/")))
         _PERMALINKS[web_url] = re.compile(
-            re.escape(web_url.rstrip("/"))
-            + r"/(?:blob|raw)/(?P<ref>[A-Za-z0-9][\w.\-]*)/(?P<path>[^\s#?()\[\]<>\"'`]+)"
+            "(?:"
+            + "|".join(hosts)
+            + ")"
+            + r"/(?P<ref>[A-Za-z0-9][\w.\-]*)/(?P<path>[^\s#?()\[\]<>\"'`]+)"
             + r"(?:\?plain=1)?(?:#L(?P<a>\d+)(?:-L(?P<b>\d+))?)?"
         )
     return _PERMALINKS[web_url]

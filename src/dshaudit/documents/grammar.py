@@ -35,6 +35,7 @@ from dshaudit.documents.forms import (
     LINE_FRAGMENT_RE,
     LINE_PHRASE_RE,
     LINK_TARGET_RE,
+    PERMALINK_TRAILING,
     QUOTED_CODE_RE,
     SYMBOL_COLON_RE,
     normalise_parts,
@@ -68,13 +69,41 @@ class RawCitation:
     anchors: tuple[str, ...]
     start: int  # offset of the citation in the scanned text
     end: int  # offset just after the citation (anchors not included)
-    form: str = "canonical"  # how it was written: canonical, permalink, relative-link, line-phrase, symbol,
-    # quoted-code, line-fragment, continuation
+    form: str = "canonical"  # how it was written: canonical, permalink, tree-permalink, relative-link,
+    # line-phrase, symbol, quoted-code, line-fragment, continuation
     expected_code: tuple[str, ...] = ()  # quoted-code: the text expected in the file
     marked_quoted: bool = False  # written as `quoted: CITATION`
     anchors_end: int = -1  # offset just after its anchors (after the citation when it has none)
     written: str = ""  # the whole citation as written, its line phrase or quoted code included
     declared: tuple[str, ...] = ()  # code a fence beside it quotes: expected in the declaration it cites
+
+
+def _whole_permalink(m: re.Match[str]) -> RawCitation | None:
+    """A permalink to a whole file (`permalink`, no lines) or to a folder (`tree-permalink`):
+    it holds when the file or folder is there at its ref. Written in running text, the
+    punctuation after it (`see URL.`) is not part of its path."""
+    path = m.group("path")
+    if not m.group("a"):
+        path = path.rstrip(PERMALINK_TRAILING)
+    end = m.start("path") + len(path) if path != m.group("path") else m.end()
+    form = "tree-permalink" if m.group("kind") == "tree" else "permalink"
+    written = m.string[m.start() : end]
+    if not path.strip("/"):
+        return None  # `<web>/blob/REF/.`: no path to hold
+    return RawCitation(
+        written,
+        path.rstrip("/"),
+        (),
+        None,
+        None,
+        m.group("ref"),
+        (),
+        m.start(),
+        end,
+        form,
+        anchors_end=end,
+        written=written,
+    )
 
 
 # What joins two paths of one passage (`a/b/c.ts and src/d.ts`, `与`, `、`): the second may be relative to the first.
@@ -197,8 +226,11 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
     if web_url:
         for m in permalink_re(web_url).finditer(text):
             urls.append((m.start(), m.end()))
-            if not m.group("a"):
-                continue  # a link to a whole file: not a citation of lines
+            if not m.group("a") or m.group("kind") == "tree":
+                whole = _whole_permalink(m)
+                if whole is not None:
+                    found.append(whole)
+                continue
             lines_spec = m.group("a") + (f"-{m.group('b')}" if m.group("b") else "")
             lines, problem = parse_lines(lines_spec)
             path = m.group("path")
