@@ -112,6 +112,18 @@ def dsh_repo():
     return Path(path)
 
 
+@pytest.fixture(scope="session")
+def handbook_repo():
+    """A clone of the community handbook of DSH from $HANDBOOK_REPO (bare or not): a corpus
+    nobody wrote for dshaudit. The tests that need it skip without one."""
+    path = os.environ.get("HANDBOOK_REPO")
+    if not path:
+        pytest.skip("HANDBOOK_REPO is not set: the handbook tests need a clone of sandbaseai/deepseek-harness-handbook")
+    if not Path(path).exists():
+        pytest.skip(f"HANDBOOK_REPO={path} does not exist")
+    return Path(path)
+
+
 def extend_fixture(
     workspace: Path, fixture_repo, tmp_path: Path, monkeypatch, *commits: tuple[str, dict[str, str]]
 ) -> dict[str, str]:

@@ -1,0 +1,57 @@
+"""The community handbook of DSH ($HANDBOOK_REPO), checked as written against a real DSH
+clone ($DSH_REPO): a corpus nobody wrote for dshaudit. Skipped, with the reason, when
+either clone is not named."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import tarfile
+from collections import Counter
+
+import pytest
+
+from conftest import run_cli
+
+pytestmark = pytest.mark.dsh
+
+COMMIT = "717ca66"  # the handbook as it was measured
+DSH_WEB = "https://github.com/deepseek-ai/deepseek-harness"
+# Every link into DSH at a ref: to lines, a file, a folder, or the raw file.
+LINK_RE = re.compile(
+    r"https://(?:github\.com/deepseek-ai/deepseek-harness/(?:blob|tree|raw)|raw\.githubusercontent\.com/"
+    r"deepseek-ai/deepseek-harness)/[A-Za-z0-9][\w.\-]*/[^\s#?()\[\]<>\"'`]+"
+)
+
+
+@pytest.fixture
+def handbook(tmp_path, handbook_repo, dsh_repo, monkeypatch):
+    """The handbook's docs/en at COMMIT, extracted; the cwd."""
+    git_dir = handbook_repo / ".git" if (handbook_repo / ".git").is_dir() else handbook_repo
+    archive = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "archive", COMMIT, "docs/en"], capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        # The "data" filter (3.11.4 and later) refuses links and paths that leave the folder.
+        tar.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSH_REPO", str(dsh_repo))
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def test_every_permalink_is_read_as_a_citation_at_its_own_commit(handbook):
+    written = Counter()
+    for page in (handbook / "docs/en").rglob("*.md"):
+        written[page.relative_to(handbook).as_posix()] += len(LINK_RE.findall(page.read_text(encoding="utf-8")))
+    run = run_cli("check", "docs/en", "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    read = Counter(c["source"]["file"] for c in run.json["citations"] if c["form"] in ("permalink", "tree-permalink"))
+    assert sum(written.values()) > 400 and read == +written
+    # A link to a whole file or a folder at a commit holds when it is there, and every one here is.
+    whole = [c for c in run.json["citations"] if not c["target"]["lines"]]
+    assert whole and all(c["status"] in ("ok", "unpinned") for c in whole), [
+        (c["target"]["path"], c["target"]["pin"], c["status"]) for c in whole if c["status"] not in ("ok", "unpinned")
+    ]
+    assert {c["target"]["pin"] for c in whole if c["status"] == "unpinned"} == {"master"}
