@@ -41,7 +41,15 @@ from dshaudit.documents.forms import (
     normalise_parts,
     permalink_re,
 )
-from dshaudit.documents.paths import PART, SEGMENT, SYMBOL_EXTENSIONS, extension, looks_like_path, parse_lines
+from dshaudit.documents.paths import (
+    PART,
+    ROOT_FILE_EXTENSIONS,
+    SEGMENT,
+    SYMBOL_EXTENSIONS,
+    extension,
+    looks_like_path,
+    parse_lines,
+)
 
 CITATION_RE = re.compile(
     rf"""
@@ -147,6 +155,11 @@ _HIDDEN_CATEGORIES = frozenset("Cf Mn Me Cc Co Cs Cn Zl Zp".split())
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
+# The hidden characters of ASCII: its controls, less the tab and the newline.
+_ASCII_HIDDEN_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+@lru_cache(maxsize=4096)
 def hidden_character(ch: str) -> bool:
     import unicodedata
 
@@ -168,7 +181,7 @@ def find_citations(text: str, web_url: str | None = None, link_base: str | None 
     A citation with a hidden character in it (see `hidden_character`) is found
     as if the character were not there, and carries a problem naming it."""
     found = list(_find_citations(text, web_url, link_base))
-    if text.isascii() and text.isprintable():
+    if text.isascii() and not _ASCII_HIDDEN_RE.search(text):
         return found
     hidden = {ch for ch in set(text) if hidden_character(ch)}
     if not hidden:
@@ -209,10 +222,21 @@ def find_citations(text: str, web_url: str | None = None, link_base: str | None 
     return sorted(found + flagged, key=lambda c: c.start)
 
 
+# What every citation holds somewhere: a path with a slash inside it, or a known file
+# ending (`looks_like_path`); a permalink's `://`; a link's `](`; a line fragment's `#L`.
+# A chunk with none of them (most of a document's prose) holds no citation.
+_MAYBE_CITATION_RE = re.compile(
+    rf"[\w.\-@+]/|\.(?:{'|'.join(sorted(ROOT_FILE_EXTENSIONS, key=len, reverse=True))})|://|\]\(|#L",
+    re.IGNORECASE,
+)
+
+
 # Remembered by chunk: a document edited in the language server is parsed again
 # on each keystroke, and all of its chunks but one are as they were.
 @lru_cache(maxsize=4096)
 def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tuple[RawCitation, ...]:
+    if not _MAYBE_CITATION_RE.search(text):
+        return ()
     ticks = Ticks(text)
     spans = ticks.spans()
     span_starts = [s[1] for s in spans]  # content starts, sorted: bisect finds the enclosing span

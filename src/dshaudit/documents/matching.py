@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
+from functools import lru_cache
 
-_RUN_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _PART_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
@@ -44,14 +44,19 @@ def word_stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
+# A file's words repeat from line to line: each is stemmed once.
+_stem_once = lru_cache(maxsize=1 << 16)(word_stem)
+
+
 def words_of(text: str, stem: bool = True) -> list[str]:
-    """The content words of a line of prose or code, in order, lowercase (and stemmed)."""
+    """The content words of a line of prose or code, in order, lowercase (and stemmed).
+    The parts of each run of letters and digits are found over the whole text at once:
+    a part never reaches past its run, since what ends a run ends a part too."""
     out = []
-    for run in _RUN_RE.findall(text):
-        for part in _PART_RE.findall(run):
-            low = part.lower()
-            if len(low) >= 3 and low not in _STOP:
-                out.append(word_stem(low) if stem else low)
+    for part in _PART_RE.findall(text):
+        low = part.lower()
+        if len(low) >= 3 and low not in _STOP:
+            out.append(_stem_once(low) if stem else low)
     return out
 
 
