@@ -136,30 +136,42 @@ def _first_error_line(root: tree_sitter.Node) -> int | None:
     return None
 
 
+@cache
+def _declarations_query(tsx: bool) -> tree_sitter.Query:
+    """Every node of the DECLARATIONS types (the named ones: `class` is a keyword too)."""
+    language = language_for("x.tsx" if tsx else "x.ts")
+    kinds = [t for t in sorted(DECLARATIONS) if language.id_for_node_kind(t, True) is not None]
+    return tree_sitter.Query(language, "[" + " ".join(f"({t})" for t in kinds) + "] @declaration")
+
+
 def build_symbol_table(path: str, source: bytes) -> SymbolTable:
+    """The declarations of the file: found by a query, in C, then named from the outside
+    in. Nodes nest, so taken in source order (of two that start together, the outer
+    first) the declarations that enclose one are those still open when it starts."""
     root = parse(path, source).root_node
+    cursor = tree_sitter.QueryCursor(_declarations_query(path.endswith((".tsx", ".jsx"))))
+    found = sorted(cursor.captures(root).get("declaration", []), key=lambda n: (n.start_byte, -n.end_byte))
     spans: dict[str, list[LineRange]] = {}
-    stack: list[tuple[tree_sitter.Node, str]] = [(root, "")]
-    while stack:
-        node, prefix = stack.pop()
-        child_prefix = prefix
-        if node.type in DECLARATIONS:
-            name = _name_of(node)
-            if name is not None:
-                start = node
-                if (
-                    start.type == "variable_declarator"
-                    and start.parent is not None
-                    and start.parent.type in _DECLARATION_LISTS
-                    and start.parent.named_child_count == 1
-                ):
-                    start = start.parent  # `const X = ...`: the statement, where a doc comment attaches
-                while start.parent is not None and start.parent.type in _WRAPPERS:
-                    start = start.parent
-                qualified = f"{prefix}{name}"
-                spans.setdefault(qualified, []).append(LineRange(_doc_comment_start(start) + 1, node.end_point[0] + 1))
-                child_prefix = qualified + "."
-        stack.extend((c, child_prefix) for c in reversed(node.named_children))
+    enclosing: list[tuple[int, str]] = []  # (end byte, the dotted name its members take) of each open one
+    for node in found:
+        while enclosing and enclosing[-1][0] <= node.start_byte:
+            enclosing.pop()
+        name = _name_of(node)
+        if name is None:
+            continue
+        start = node
+        if (
+            start.type == "variable_declarator"
+            and start.parent is not None
+            and start.parent.type in _DECLARATION_LISTS
+            and start.parent.named_child_count == 1
+        ):
+            start = start.parent  # `const X = ...`: the statement, where a doc comment attaches
+        while start.parent is not None and start.parent.type in _WRAPPERS:
+            start = start.parent
+        qualified = (enclosing[-1][1] if enclosing else "") + name
+        spans.setdefault(qualified, []).append(LineRange(_doc_comment_start(start) + 1, node.end_point[0] + 1))
+        enclosing.append((node.end_byte, qualified + "."))
     return SymbolTable(
         spans={k: tuple(sorted(v)) for k, v in spans.items()},
         first_error_line=_first_error_line(root),
