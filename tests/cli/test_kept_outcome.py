@@ -73,3 +73,29 @@ def test_a_moved_branch_is_read_again(workspace, fixture_repo, tmp_path, monkeyp
         fixture_repo.shas["v1"],
         fixture_repo.shas["v3"],
     )
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_commit_fetched_since_is_read_again(workspace, fixture_repo, tmp_path, monkeypatch, jobs):
+    """A commit the text names and the clone lacked: once fetched, the check is made afresh,
+    whether the names were looked up here or in a process of their own."""
+    from fixture_repo import _commit, _write
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--bare", str(fixture_repo.path), str(clone)], check=True)
+    monkeypatch.setenv("DSH_REPO", str(clone))
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(fixture_repo.path), str(work)], check=True)
+    git(work, "config", "user.name", "t")
+    git(work, "config", "user.email", "t@example.invalid")
+    _write(work, "later.ts", "export const later = 1\n")
+    later = _commit(work, "later", "2026-08-09T10:00:00Z", "later")
+    write_findings(workspace, f"The fix landed in commit `{later[:10]}`.\n")
+
+    def commit_status(run):
+        return [r["status"] for r in run.json["references"] if r["kind"] == "commit"]
+
+    assert commit_status(run_cli("--jobs", jobs, "check", "--format", "json")) == ["unknown_commit"]
+    git(clone, "fetch", "-q", str(work), "later")
+    fetched = run_cli("-v", "--jobs", jobs, "check", "--format", "json")
+    assert KEPT not in fetched.stderr and commit_status(fetched) == ["ok"]

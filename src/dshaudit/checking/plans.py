@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from dshaudit.documents.names import (
     CODE,
+    COMMIT,
     DOTTED,
     IDENTIFIER,
     PACKAGE,
@@ -39,6 +40,8 @@ _KEBAB_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 # A path of the tree: folders and a file (or a folder with its `/`); no glob, no `.` or `..` part.
 PATH_RE = re.compile(r"(?!\.{1,2}/)[\w@-][\w.@-]*(?:/(?!\.{1,2}(?:/|$))[\w.@-]+)+/?")
 _NOT_NAMES = ("absent:", "claim:", "prior:", "quoted:")
+# 7 to 40 hex digits, digits and letters both: a commit's id, whole or abbreviated.
+COMMIT_RE = re.compile(r"(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")
 MAX_STRING_CHARS = 80
 
 
@@ -77,6 +80,8 @@ def _code_like(text: str) -> bool:
 def _code(text: str, name: Name) -> Plan | None:
     if text.startswith(_NOT_NAMES):
         return None
+    if COMMIT_RE.fullmatch(text):
+        return Plan(COMMIT, (text,))
     bare = re.sub(r"(?:\(\)|\[\])$", "", text)
     if _IDENT_RE.fullmatch(bare):
         return Plan(IDENTIFIER, (bare,))

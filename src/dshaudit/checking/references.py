@@ -36,10 +36,16 @@ folder (`src/x.ts`, `~/.config/dsh`, a path of another repository) is not
 checked, and a path a `files('...')` claim of the document counts is that
 claim's to check.
 
+A code span of 7 to 40 hex digits, with digits and letters both, names a
+commit, never code: it is `ok` when the clone holds a commit with that id (or
+id prefix, one only), the message naming its tags and whether it is the pin;
+`ok` too when the tree at the pin holds the digits as a word (a manifest that
+pins another repository's commit); else `unknown_commit`, a warning.
+
 Not checked at all: shell commands and other code spans that are neither a
-name nor a fragment, prose in backticks, numbers, versions and SHAs, globs,
-URLs, citations and their anchors, claims, and plain words. Precision comes
-first: a name is reported only when it is surely absent.
+name nor a fragment, prose in backticks, numbers, versions, globs, URLs,
+citations and their anchors, claims, and plain words. Precision comes first:
+a name is reported only when it is surely absent.
 
 Exempt: names the document introduces itself (front matter `introduces:`, and
 declarations in its own fenced TypeScript/JavaScript blocks:
@@ -61,7 +67,7 @@ from typing import TYPE_CHECKING
 from dshaudit.checking.plans import Plan, classify
 from dshaudit.core.model import LineRange, SourceLocation
 from dshaudit.core.references import Reference, ReferenceStatus
-from dshaudit.documents.names import PATH, Name
+from dshaudit.documents.names import COMMIT, PATH, Name
 from dshaudit.index.namehistory import HistoryAnswer
 from dshaudit.index.nameindex import index_for
 from dshaudit.index.quoted import FragmentVerdict, cached, evaluate_all
@@ -158,6 +164,9 @@ def check_references(
         if why is not None:
             out.append(Reference(where, name.text, plan.kind, ReferenceStatus.OK, why))
             continue
+        if plan.kind == COMMIT:
+            out.append(_commit(plan.lookups[0], where, name.text, snapshot, present[plan.lookups[0]]))
+            continue
         if plan.kind == PATH:
             found = _tree_path(plan.lookups[0], snapshot, plan.folder)
             if found is not None:
@@ -194,6 +203,25 @@ def check_references(
     out += [_absence(text, where, snapshot) for text, where in absent]
     out.sort(key=lambda r: (r.source.file, r.source.line, r.source.column))
     return out
+
+
+def _commit(digits: str, where: SourceLocation, written: str, snapshot: Snapshot, in_tree: bool) -> Reference:
+    """Hex digits in backticks name a commit, never code: one of the clone's, with its tags,
+    and whether it is the commit the document is checked at. Digits that name none of the
+    clone's commits but that the tree holds as a word (a manifest pinning another
+    repository's commit) are quoted from it: they hold too."""
+    sha = snapshot.repository.commit_of(digits)
+    if sha is None:
+        if in_tree:
+            where_written = ", ".join(sorted(index_for(snapshot).paths([digits])[digits])[:3])
+            said = f"no commit of the DSH clone, but written in {where_written} at {snapshot.sha[:8]}"
+            return Reference(where, written, COMMIT, ReferenceStatus.OK, said)
+        why = f"`{digits}` names no commit of the DSH clone, and the tree at {snapshot.sha[:8]} does not hold it"
+        return Reference(where, written, COMMIT, ReferenceStatus.UNKNOWN_COMMIT, why)
+    tags = snapshot.repository.tags_at(sha)
+    said = f"commit {sha[:12]}" + (f", tagged {', '.join(tags)}" if tags else "")
+    said += ": the pin" if sha == snapshot.sha else ""
+    return Reference(where, written, COMMIT, ReferenceStatus.OK, said)
 
 
 def _tree_path(path: str, snapshot: Snapshot, folder: str | None = None) -> tuple[ReferenceStatus, str] | None:

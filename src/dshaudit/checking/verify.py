@@ -73,7 +73,9 @@ def check(
                 if citations
                 else []
             )
-            looked_up = looked.result()
+            looked_up, asked = looked.result()
+            if asked:  # what the names' lookup asked the clone in a process of its own, for a kept outcome
+                repository().asked.update(asked)
         except BaseException:
             looked.stop()
             raise
@@ -144,19 +146,23 @@ def _start_references(
     repository: Callable[[], DshRepository],
     opened: Callable[[], DshRepository],
     kept: bool,
-) -> BackgroundJob[list[tuple[Pin, Reference]]]:
+) -> BackgroundJob[tuple[list[tuple[Pin, Reference]], dict[tuple[str, str], str]]]:
     """The names and quoted code of the documents, looked up in the background; here
     when what is read is `kept` (the language server keeps its name indexes), or the
     run has one job: then the indexes' git processes start now, beside the citations,
-    and are read when the answer is asked for."""
+    and are read when the answer is asked for. With the answer comes what a process of
+    its own asked the clone (`DshRepository.asked`); one here records it itself."""
     if not work:
-        return BackgroundJob.done([])
+        return BackgroundJob.done(([], {}))
     if kept or background.placement() is Placement.INLINE:
         _prefetch_references(work, repository)
         return BackgroundJob.inline(
-            partial(_check_references, work, resolver, repository), stop=partial(_stop_references, work, repository)
+            lambda: (_check_references(work, resolver, repository), {}),
+            stop=partial(_stop_references, work, repository),
         )
-    return in_background(opened(), lambda clone: _look_up_references(work, resolver, lambda: clone))
+    return in_background(
+        opened(), lambda clone: (_look_up_references(work, resolver, lambda: clone), dict(clone.asked))
+    )
 
 
 _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]

@@ -10,7 +10,7 @@ from dshaudit.core.diagnostics import Diagnostic, Place, permalink
 from dshaudit.core.model import LineRange, Pin, SourceLocation
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
 
-E, N = Severity.ERROR, Severity.NONE
+E, W, N = Severity.ERROR, Severity.WARNING, Severity.NONE
 
 
 class ReferenceStatus(DiagnosticStatus):
@@ -55,6 +55,14 @@ class ReferenceStatus(DiagnosticStatus):
         "instead of code.",
         Reach.NOWHERE,
     )
+    UNKNOWN_COMMIT = (
+        "unknown_commit",
+        W,
+        "A commit the document names is not a commit of the DSH clone.",
+        "The 7 to 40 hex digits name no commit the clone holds: a commit of another repository, one the "
+        "clone has not fetched, or a mistyped id. Name a commit of DSH, or say whose commit it is.",
+        Reach.NOWHERE,
+    )
     ABSENT_CONFIRMED = ("absent", N, "", "", Reach.NOWHERE)
     PRESENT = (
         "present",
@@ -72,7 +80,7 @@ class Reference:
 
     source: SourceLocation
     text: str
-    kind: str  # identifier, dotted, package, string, path, fragment, absence
+    kind: str  # identifier, dotted, package, string, path, commit, fragment, absence
     status: ReferenceStatus
     message: str
     place: tuple[str, LineRange] | None = None  # where in DSH the code is, when one place says it

@@ -26,6 +26,7 @@ DOTTED = "dotted"
 STRING = "string"
 IDENTIFIER = "identifier"
 PATH = "path"  # a code span that is a path of the tree (references.py)
+COMMIT = "commit"  # a code span of 7 to 40 hex digits: a commit, never a name (references.py)
 
 MAX_NAME_CHARS = 120
 _PACKAGE_RE = re.compile(r"(?<![\w@/.-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?:@\d[\w.+-]*)?")

@@ -17,6 +17,29 @@ from dshaudit.git import run
 
 ASKED_REV = "rev"  # the commit a revision names (`rev-parse --verify`): its SHA, or ""
 ASKED_TYPE = "type"  # what a full SHA names in the clone: commit, tag, tree, blob, or ""
+ASKED_TAGS = "tags"  # the tags on a commit: their names, sorted, joined by commas; or ""
+
+
+def tags_by_commit(listing: bytes) -> dict[str, list[str]]:
+    """The tags of the clone by the commit each leads to, from `git show-ref --tags -d`
+    (an annotated tag's line `SHA refs/tags/NAME^{}` gives its commit), names sorted."""
+    target: dict[str, str] = {}
+    for line in listing.decode("utf-8", "replace").splitlines():
+        sha, _, ref = line.partition(" ")
+        name = ref.removeprefix("refs/tags/")
+        if name.endswith("^{}"):
+            target[name[:-3]] = sha  # peeled: the commit wins over the tag object's own id
+        else:
+            target.setdefault(name, sha)
+    out: dict[str, list[str]] = {}
+    for name, sha in sorted(target.items()):
+        out.setdefault(sha, []).append(name)
+    return out
+
+
+def list_tags(git_dir: str) -> bytes:
+    """`git show-ref --tags -d`: every tag and, for an annotated one, its commit (exit 1: no tags)."""
+    return run.run(["show-ref", "--tags", "-d"], git_dir).output(ok=(0, 1))
 
 
 def still_answered(git_dir: str, asked: Iterable[tuple[str, str, str]]) -> bool:
@@ -24,10 +47,19 @@ def still_answered(git_dir: str, asked: Iterable[tuple[str, str, str]]) -> bool:
     `git_dir` has the same answer now. A name with a newline is never asked again
     (it was never a question dshaudit asks): the answer counts as changed."""
     asked = list(asked)
-    if not asked:
-        return True
     if any("\n" in name for _, name, _ in asked):
         return False
+    tagged = [(name, answer) for question, name, answer in asked if question == ASKED_TAGS]
+    if tagged:
+        try:
+            tags = tags_by_commit(list_tags(git_dir))
+        except RepoError:
+            return False
+        if any(",".join(tags.get(name, [])) != answer for name, answer in tagged):
+            return False
+        asked = [a for a in asked if a[0] != ASKED_TAGS]
+    if not asked:
+        return True
     try:
         done = run.run(
             ["cat-file", "--batch-check=%(objectname) %(objecttype)"],

@@ -31,7 +31,7 @@ from git.exc import InvalidGitRepositoryError, NoSuchPathError
 from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import SHA_RE
 from dshaudit.git import run
-from dshaudit.git.clonestate import ASKED_REV, ASKED_TYPE
+from dshaudit.git.clonestate import ASKED_REV, ASKED_TAGS, ASKED_TYPE, list_tags, tags_by_commit
 from dshaudit.git.objects import ObjectReader
 from dshaudit.git.snapshot import Snapshot
 from dshaudit.platform import places, ui
@@ -68,6 +68,7 @@ class DshRepository:
         # (which commit a ref names, whether the clone holds an object), with the
         # answers: an outcome kept between runs holds while they hold (clonestate.py).
         self.asked: dict[tuple[str, str], str] = {}
+        self._tags: dict[str, list[str]] | None = None  # commit -> its tags, listed on first need
         if self.is_shallow():
             raise RepoError(
                 f"{origin}: is a shallow clone; citations cannot be checked against partial history "
@@ -155,6 +156,24 @@ class DshRepository:
         kind = self._objects.kind(sha)
         self.asked[(ASKED_TYPE, sha)] = kind or ""
         return kind
+
+    def commit_of(self, sha_or_prefix: str) -> str | None:
+        """The commit that 7 to 40 hex digits name in this clone: a commit whose id is, or
+        starts with, them (one only), or the commit an annotated tag with that id tags."""
+        if not re.fullmatch(r"[0-9a-f]{7,40}", sha_or_prefix):
+            return None
+        if len(sha_or_prefix) < 40:
+            return self.resolve_abbreviated(sha_or_prefix)
+        kind = self.object_type(sha_or_prefix)
+        return sha_or_prefix if kind == "commit" else self.peel(sha_or_prefix) if kind == "tag" else None
+
+    def tags_at(self, commit: str) -> list[str]:
+        """The tags of this clone that lead to `commit`, by name (one `git show-ref` per handle)."""
+        if self._tags is None:
+            self._tags = tags_by_commit(list_tags(self.git_dir))
+        tags = self._tags.get(commit, [])
+        self.asked[(ASKED_TAGS, commit)] = ",".join(tags)
+        return tags
 
     def peel(self, ref: str) -> str | None:
         """The commit a SHA or an (annotated) tag leads to, if it leads to one."""

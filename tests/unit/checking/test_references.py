@@ -165,7 +165,7 @@ def test_what_is_not_a_name_is_not_checked(snap):
         "{ts,tsx}",
         "session.events[seq]",
         "claim: x.y == 3",
-        "99f6f02f",
+        "1234567",  # a number, not a commit
     )
     assert check(snap, *texts) == []
     # In running prose a quoted plain word is a quotation, not code.
@@ -828,3 +828,33 @@ def test_a_new_commit_with_odd_paths_is_indexed_from_a_base_as_a_cold_pass_finds
     assert nameindex.index_for(snapshot).base == base
     assert derived == cold
     assert cold["beta"] == frozenset(odd) and cold["gamma3"] == {"-leading.ts"} and cold["delta"] == frozenset()
+
+
+# -- commits --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("99f6f02f", "commit"), ("99f6f02fecdb7dff40c3fbc9470f5907c29f74ca", "commit"), ("deadbeef", "identifier")],
+)
+def test_hex_digits_and_letters_in_backticks_are_a_commit(text, kind):
+    from dshaudit.checking.plans import classify
+
+    plan = classify(Name(text, CODE, 0, len(text)))
+    assert plan is not None and plan.kind == kind
+
+
+def test_a_commit_named_in_the_text_is_one_of_the_clone(make_repo, fresh_cache):
+    """Its tags are named, and whether it is the commit checked at; digits the tree holds
+    as a word (a manifest pinning another repository's commit) are quoted from it."""
+    upstream = "0a1b2c3d4e5f60718293"
+    repo = make_repo({"vendor/manifest.txt": f"upstream: {upstream}\n"}, {"notes.txt": "later\n"})
+    first, second = repo.shas
+    got = {
+        r.text: (r.kind, r.status.value, r.message)
+        for r in check(repo.snapshot(1), first[:9], second, upstream, "d00dfeed1234")
+    }
+    assert got[first[:9]] == ("commit", "ok", f"commit {first[:12]}, tagged c0")
+    assert got[second] == ("commit", "ok", f"commit {second[:12]}, tagged c1: the pin")
+    assert got[upstream][:2] == ("commit", "ok") and "vendor/manifest.txt" in got[upstream][2]
+    assert got["d00dfeed1234"][:2] == ("commit", "unknown_commit")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from dshaudit.git.clonestate import ASKED_REV, ASKED_TYPE, still_answered
+from dshaudit.git.clonestate import ASKED_REV, ASKED_TAGS, ASKED_TYPE, still_answered
 from dshaudit.git.repository import DshRepository
 from fixture_repo import _commit, _write, git
 
@@ -47,3 +47,17 @@ def test_the_same_answers_hold_until_a_ref_moves_or_a_commit_arrives(fixture_rep
 def test_a_clone_that_is_gone_answers_nothing(tmp_path):
     assert still_answered(str(tmp_path / "gone"), [])
     assert not still_answered(str(tmp_path / "gone"), [(ASKED_TYPE, "a" * 40, "commit")])
+
+
+def test_the_tags_on_a_commit_hold_until_one_is_added(fixture_repo, tmp_path):
+    clone = tmp_path / "clone.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(fixture_repo.path), str(clone)], check=True)
+    repository = DshRepository(Path(clone), "the clone")
+    v2 = fixture_repo.shas["v2"]
+    assert repository.tags_at(v2) == ["v2"]
+    questions = asked(repository)
+    assert questions == [(ASKED_TAGS, v2, "v2")] and still_answered(str(clone), questions)
+    git(clone, "tag", "-a", "-m", "a release", "release-2", v2)  # annotated: it leads to v2 through its object
+    assert not still_answered(str(clone), questions)
+    assert DshRepository(Path(clone), "again").tags_at(v2) == ["release-2", "v2"]
+    repository.close()
