@@ -360,3 +360,31 @@ def test_tree_docs_claims_walked_here_and_the_rest_elsewhere_give_one_history(wo
     assert sum(c["claims_changed"] for c in both.json["commits"]) > 0
     monkeypatch.setenv("DSHAUDIT_WORKERS", "1")
     assert run_cli("history", "--from", "old", "--to", "new", "--format", "json").stdout == both.stdout
+
+
+def test_a_citation_that_goes_from_ok_to_suspect_is_named_where(tmp_path, monkeypatch):
+    """Unanchored, it holds as long as its file is there, but where the name its sentence
+    gives leaves the cited line for another, it turns suspect: history names that commit."""
+    root = tmp_path / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "src/loop.ts", LOOP)
+    first = _commit(root, "base", "2026-09-01T10:00:00Z", "first")
+    _write(root, "src/loop.ts", "export const other = 1\n\n" + LOOP)
+    moved = _commit(root, "A constant above the loop (#21)", "2026-09-02T10:00:00Z", "moved")
+    (tmp_path / "findings").mkdir()
+    (tmp_path / "dshaudit.toml").write_text(
+        f'[upstream]\nurl = "https://example.invalid/dsh"\n\n[pins]\nold = "{first}"\nnew = "{moved}"\n'
+    )
+    (tmp_path / "findings" / "a.md").write_text("---\npin: old\n---\nThe loop starts in `runLoop` (`src/loop.ts:1`).\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSH_REPO", str(root))
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    run = run_cli("history", "--from", "old", "--to", "new", "--format", "json")
+    (c,) = run.json["citations"]
+    assert (c["status_at_from"], c["status_at_to"]) == ("ok", "suspect")
+    assert c["first_suspect"]["sha"] == moved and c["first_broken"] is None
+    text = run_cli("history", "--from", "old", "--to", "new").stdout
+    assert f"first suspect at {moved[:8]}" in text and "1 turned suspect" in text
+    page = run_cli("history", "--from", "old", "--to", "new", "--format", "html").stdout
+    assert "first suspect at <a href=" in page and f"<code>{moved[:8]}" in page

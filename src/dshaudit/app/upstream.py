@@ -112,6 +112,7 @@ def history_model(result: HistoryResult, web_url: str) -> dict[str, Any]:
             "status": h.at_to.status.value if h.at_to else "",
             "failing": h.failing,
             "first_broken": commit_ref(h.first_broken) if h.first_broken else None,
+            "first_suspect": commit_ref(h.first_suspect) if h.first_suspect else None,
             "edited_at": [commit_ref(c) for c in h.edited_at],
             "restored_at": [commit_ref(c) for c in h.restored_at],
             "now_at": h.now_at,

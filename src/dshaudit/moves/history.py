@@ -8,7 +8,8 @@ the work is done only where a commit meets something the findings read:
 - A citation as written is checked again (the check of `check`) only at the
   commits that change a file of its file name: nowhere else can its verdict
   change. Where it stops holding is its `first_broken`; where it holds again,
-  a `restored_at`.
+  a `restored_at`; where it goes from `ok` to `suspect` (it still holds, but its
+  lines look moved), its `first_suspect`.
 - Each citation's lines are also carried through every commit that touches
   their file, with rebase's line mapper (rebaser.py), so the commit that moved
   them (shifted) or edited them while their anchors still stand there
@@ -31,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
-from dshaudit.core.model import Claim, Pin
+from dshaudit.core.model import Claim, Pin, Status
 from dshaudit.documents.findings import FindingsFile
 from dshaudit.git.diff import Diff
 from dshaudit.git.log import Step, read_steps
@@ -146,7 +147,7 @@ class Walk:
                     out.append(CitationHistory(c, False, v, at_to=v, holds=holds(v)))
                     continue
                 v = self.verifier.verify(c, self.from_pin, self.from_pin.name)
-                h = CitationHistory(c, True, v, holds=holds(v), read_path=v.path)
+                h = CitationHistory(c, True, v, holds=holds(v), read_path=v.path, ok=v.status is Status.OK)
                 if holds(v) and v.pin is not None:
                     # Carried under the path it was read at (an abbreviated path, resolved).
                     h.carried = replace(c, path=v.path, pin_ref=None, context_dir=None, nearby=())
@@ -197,7 +198,9 @@ class Walk:
             elif now and not h.holds:
                 impact.restored += 1
                 h.restored_at.append(step.commit)
-            h.holds, h.read_path = now, v.path
+            if h.ok and v.status is Status.SUSPECT:
+                h.first_suspect = h.first_suspect or step.commit
+            h.holds, h.read_path, h.ok = now, v.path, v.status is Status.OK
 
     def _carry(self, step: Step, parent: Pin, pin: Pin, citations: list[CitationHistory], impact: CommitImpact) -> None:
         """The cited lines carried through the commit's diff, as rebase carries them between two pins."""

@@ -96,6 +96,8 @@ class CitationHistory:
     holds: bool = False  # as written, at the commit the walk is at
     read_path: str = ""  # the file its last check read (an abbreviated path resolved)
     first_broken: Commit | None = None
+    ok: bool = False  # its status is `ok` at the commit the walk is at (not a warning)
+    first_suspect: Commit | None = None  # where it went from ok to suspect: it holds, but its lines look moved
     edited_at: list[Commit] = field(default_factory=list)
     restored_at: list[Commit] = field(default_factory=list)
     carried: Citation | None = None  # where its lines are now; None: not carried (did not hold at FROM, or lost)
@@ -121,6 +123,8 @@ class CitationHistory:
             parts.append(f"first broken at {_short(self.first_broken)}")
         elif not holds(self.at_from):
             parts.append("already failing at the first pin")
+        if self.first_suspect:
+            parts.append(f"first suspect at {_short(self.first_suspect)}")
         if self.restored_at:
             parts.append("held again at " + ", ".join(_short(c) for c in self.restored_at))
         if self.edited_at:
@@ -139,6 +143,7 @@ class CitationHistory:
             "status_at_from": self.at_from.status.value,
             "status_at_to": self.at_to.status.value,
             "first_broken": _commit_dict(self.first_broken),
+            "first_suspect": _commit_dict(self.first_suspect),
             "edited_at": [_commit_dict(c) for c in self.edited_at],
             "restored_at": [_commit_dict(c) for c in self.restored_at],
             "now_at": self.now_at,
@@ -222,8 +227,8 @@ class HistoryResult:
 
     def to_reread(self) -> list[CitationHistory]:
         """Citations a reader should look at again: failing at TO, edited while
-        holding, or broken and restored on the way; in findings order."""
-        return [c for c in self.citations if c.failing or c.edited_at or c.restored_at]
+        holding, broken and restored on the way, or turned suspect; in findings order."""
+        return [c for c in self.citations if c.failing or c.edited_at or c.restored_at or c.first_suspect]
 
     def lines(self) -> tuple[str, ...]:
         """For a terminal: the totals, the commits that matter (most impactful
@@ -237,7 +242,8 @@ class HistoryResult:
             f"{len(self.commits)} first-parent commits, {touched} touch what the findings read",
             f"citations holding: {self.holding_at_from} at {f.name}, {holding_at_to} at {t.name}; "
             f"{len(failing)} fail at {t.name}, {sum(bool(c.edited_at) for c in self.citations)} had their lines "
-            f"edited, {sum(bool(c.restored_at) for c in self.citations)} broke and held again",
+            f"edited, {sum(bool(c.restored_at) for c in self.citations)} broke and held again, "
+            f"{sum(bool(c.first_suspect) for c in self.citations)} turned suspect",
             f"claims: {sum(bool(c.changed_at) for c in self.claims)} change on the way; "
             f"{sum(c.failing for c in self.claims)} fail at {t.name}",
         ]
