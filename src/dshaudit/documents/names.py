@@ -37,6 +37,10 @@ _STRING_RE = re.compile(
 )
 _WORD_RE = re.compile(r"(?<![\w$.@/-])[A-Za-z_$][\w$]*(?![\w$/@-])")
 URL_RE = re.compile(r"\bhttps?://\S+")  # an address: its words are not names
+# Emphasis written with underscores (`_Official screenshot_`, `__note__`): the underscores are
+# markup, not the first and last characters of a name. One that opens a run of text and one
+# that closes it, on one line, with no underscore-word character just outside them.
+_UNDERSCORE_EMPHASIS_RE = re.compile(r"(?<![\w\\])(_{1,2})(?=[^\s_])([^\n]*?[^\s_\\])\1(?!\w)")
 
 # File endings that make a dotted token a file name, not a member access.
 _FILE_ENDINGS = frozenset("ts tsx js jsx mjs cjs mts cts json md mdx yml yaml toml txt sh py lock css html".split())
@@ -73,6 +77,23 @@ def is_identifier_like(word: str) -> bool:
 
 def is_file_name(token: str) -> bool:
     return token.rsplit(".", 1)[-1].lower() in _FILE_ENDINGS
+
+
+def _without_emphasis(text: str) -> str:
+    """The text with its underscore emphasis markers blanked out (same length, same places),
+    for words and dotted names to be read from. Code spans are blanked first, so that a
+    marker is never paired with an underscore inside one."""
+    if "_" not in text:
+        return text
+    outside = list(text)
+    for start, _, _, end in code_spans(text):
+        outside[start:end] = "\0" * (end - start)  # as punctuation, as its backticks are
+    chars = list(text)
+    for m in _UNDERSCORE_EMPHASIS_RE.finditer("".join(outside)):
+        width = len(m[1])
+        chars[m.start() : m.start() + width] = " " * width
+        chars[m.end() - width : m.end()] = " " * width
+    return "".join(chars)
 
 
 def code_names(text: str, skip: list[tuple[int, int]] | None = None) -> list[Name]:
@@ -125,6 +146,7 @@ def _code_names(text: str, skip: tuple[tuple[int, int], ...]) -> tuple[Name, ...
         inner = next(g for g in m.groups()[1:] if g is not None)
         if inner.strip() == inner and inner.strip():
             add(inner, STRING, m.start(), m.end())
+    text = _without_emphasis(text)
     for m in _DOTTED_RE.finditer(text):
         token = m.group(0).removesuffix("()")
         if not is_file_name(token) and not re.fullmatch(r"(?:[a-z]\.)+[a-z]?", token.lower()):  # `e.g`, `i.e.`

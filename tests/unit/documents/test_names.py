@@ -38,6 +38,15 @@ def test_words_acronyms_product_names_and_files_are_not_names():
         assert not is_identifier_like(word), word
 
 
+def test_underscore_emphasis_is_markup_not_part_of_a_name():
+    assert kinds("_Official screenshot of the settings page._") == []
+    assert kinds("the _private_ field and __strong words__ here") == []
+    # An underscore with no closing one is a name's; one inside a code span pairs with nothing outside it.
+    assert kinds("call _internalHelper() first") == [("identifier", "_internalHelper")]
+    assert kinds("a `_npx` dir and _more with `code_name`_ done") == [("code", "_npx"), ("code", "code_name")]
+    assert kinds("_see my_var_name here_") == [("identifier", "my_var_name")]
+
+
 def test_spans_to_skip_are_not_names():
     text = "see `claim: x.count == 5` and `quoted: a/b.ts:3` and Foo.bar"
     assert kinds(text) == [("dotted", "Foo.bar")]
