@@ -180,6 +180,28 @@ def test_every_permalink_into_the_repository_is_a_citation_at_its_own_ref(text, 
     assert find_citations(text.replace("/o/r", "/o/other"), "https://github.com/o/r") == []
 
 
+@pytest.mark.parametrize(
+    "text, lines",
+    [
+        ("[a.ts](https://github.com/o/r/blob/abc1234/src/a.ts) (lines 700–725)", [(700, 725)]),
+        ("[a.ts](https://github.com/o/r/blob/abc1234/src/a.ts) (line 158)", [(158, 158)]),
+        ("https://github.com/o/r/blob/abc1234/src/a.ts, lines 51 to 60.", [(51, 60)]),
+        ("https://github.com/o/r/blob/abc1234/src/a.ts（第 3–5 行）", [(3, 5)]),
+        ("[a.ts](https://github.com/o/r/blob/abc1234/src/a.ts) holds it", []),
+    ],
+)
+def test_a_line_phrase_beside_a_link_to_a_whole_file_cites_its_lines(text, lines):
+    (found,) = find_citations(text, "https://github.com/o/r")
+    assert (found.path, [(r.start, r.end) for r in found.lines]) == ("src/a.ts", lines)
+    assert found.text == "https://github.com/o/r/blob/abc1234/src/a.ts"
+
+
+def test_a_line_phrase_beside_a_link_is_checked_at_the_link_commit(workspace, fixture_repo):
+    v1 = fixture_repo.shas["v1"]
+    got = verdicts(workspace, f"See [context]({WEB}/blob/{v1}/{CONTEXT}) (lines 14-15) and (line 900) of nothing.\n")
+    assert [(c["target"]["lines"], c["status"]) for c in got] == [("14-15", "ok")]
+
+
 # -- paths as people abbreviate them --------------------------------------------------------------
 
 

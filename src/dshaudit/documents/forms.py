@@ -19,6 +19,15 @@ LINE_PHRASE_RE = re.compile(
     )""",
     re.VERBOSE,
 )
+# The lines a link to a whole file names beside it: after the link (its Markdown
+# brackets closed), a line phrase, or `lines 51 to 60` with or without a comma or brackets.
+LINK_LINES_RE = re.compile(
+    rf"""(?:\)(?=[ \t,(（]))?(?:
+        [ \t]*[,(（]?[ \t]*lines?[ \t]+(?P<p5a>\d+)[ \t]+to[ \t]+(?P<p5b>\d+)(?:[ \t]*[)）])?  # lines 51 to 60
+      | {LINE_PHRASE_RE.pattern}
+    )""",
+    re.VERBOSE,
+)
 # `path:Name` or `path:Class.member`, for source files.
 SYMBOL_COLON_RE = re.compile(r":(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(?![\w$(/.:-])")
 # `` `path` (`text`) `` or `` `path`（`text`） ``: text expected in the file.
@@ -47,7 +56,7 @@ def permalink_re(web_url: str) -> re.Pattern[str]:
             "(?:"
             + "|".join(hosts)
             + ")"
-            + r"/(?P<ref>[A-Za-z0-9][\w.\-]*)/(?P<path>[^\s#?()\[\]<>\"'`]+)"
+            + r"/(?P<ref>[A-Za-z0-9][\w.\-]*)/(?P<path>[^\s#?()\[\]<>\"'`（）]+)"
             + r"(?:\?plain=1)?(?:#L(?P<a>\d+)(?:-L(?P<b>\d+))?)?"
         )
     return _PERMALINKS[web_url]

@@ -34,6 +34,7 @@ from dshaudit.documents.forms import (
     FRAGMENT_CITATION_RE,
     LINE_FRAGMENT_RE,
     LINE_PHRASE_RE,
+    LINK_LINES_RE,
     LINK_TARGET_RE,
     PERMALINK_TRAILING,
     QUOTED_CODE_RE,
@@ -89,11 +90,33 @@ class RawCitation:
 def _whole_permalink(m: re.Match[str]) -> RawCitation | None:
     """A permalink to a whole file (`permalink`, no lines) or to a folder (`tree-permalink`):
     it holds when the file or folder is there at its ref. Written in running text, the
-    punctuation after it (`see URL.`) is not part of its path."""
+    punctuation after it (`see URL.`) is not part of its path. A line phrase beside a
+    link to a file (`[x.ts](URL) (lines 700–725)`, `, lines 51 to 60`) names its lines."""
     path = m.group("path")
     if not m.group("a"):
         path = path.rstrip(PERMALINK_TRAILING)
     end = m.start("path") + len(path) if path != m.group("path") else m.end()
+    if m.group("kind") != "tree" and not m.group("a"):
+        beside = LINK_LINES_RE.match(m.string, end)
+        if beside:
+            parts = beside.group("p5a", "p5b")
+            spec = f"{parts[0]}-{parts[1]}" if parts[0] else next(g for g in beside.group("p1", "p2", "p3", "p4") if g)
+            lines, problem = parse_lines(normalise_parts(spec))
+            return RawCitation(
+                m.string[m.start() : end],
+                path,
+                lines,
+                problem,
+                None,
+                m.group("ref"),
+                (),
+                m.start(),
+                end,
+                "permalink",
+                # The phrase is the citation's, but what `anchor --write` rewrites is the link alone.
+                anchors_end=beside.end(),
+                written=m.string[m.start() : end],
+            )
     form = "tree-permalink" if m.group("kind") == "tree" else "permalink"
     written = m.string[m.start() : end]
     if not path.strip("/"):
