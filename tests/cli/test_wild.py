@@ -202,6 +202,27 @@ def test_a_line_phrase_beside_a_link_is_checked_at_the_link_commit(workspace, fi
     assert [(c["target"]["lines"], c["status"]) for c in got] == [("14-15", "ok")]
 
 
+def test_a_permalink_checked_at_another_pin_is_carried_there_from_its_own_commit(workspace, fixture_repo):
+    """v2 adds three comment lines inside Context above line 12: what line 14 held at v1 is at 17."""
+    v1 = fixture_repo.shas["v1"]
+    body = (
+        f"Moved: {WEB}/blob/{v1}/{CONTEXT}#L14 → `this.fiber`\n"
+        f"Kept: {WEB}/blob/{v1}/{CONTEXT}#L5 → `fiber: Fiber`\n"
+        f"A file: {WEB}/blob/{v1}/{CONTEXT}\n"
+        f"A file gone by v2: {WEB}/blob/{v1}/packages/core/agent/src/index.ts\n"
+    )
+    got = verdicts(workspace, body, "--pin", "v2")
+    assert [(c["status"], c["target"]["pin"]) for c in got] == [
+        ("moved_since", "v2"),
+        ("ok", "v2"),
+        ("ok", "v2"),
+        ("missing_path", "v2"),  # moved to registry.ts at v2: the message names it
+    ]
+    assert "packages/core/agent/src/registry.ts" in got[3]["message"]
+    assert f"{CONTEXT}:17 at v2" in got[0]["message"] and "cited at v1" in got[0]["message"]
+    assert [c["status"] for c in verdicts(workspace, body)] == ["ok"] * 4  # at their own commit
+
+
 # -- paths as people abbreviate them --------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ and the names and quoted code looked up in the background (platform/background.p
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -256,12 +257,20 @@ def _check_citations(
     resolver, repository = verifier.resolver, verifier.repository
     work: list[tuple[Citation, Pin | None, str | None]] = []
     carried: list[tuple[Citation, Pin, Pin]] = []
+    target = resolver.resolve(pin_override) if pin_override else None
     for f in files:
         written = resolver.resolve(f.written_at) if f.written_at else None
         for c in f.citations:
             pin, ref = citation_pin(c, f, resolver, pin_override)
             if written and pin and pin.sha != written.sha and not c.pin_ref and not c.problem:
                 carried.append((c, written, pin))
+            elif target and pin and _carried_to_pin(c, pin, target) and repository().has_commit(pin.sha):
+                # A permalink checked at --pin: its lines are read at its own commit, then carried to
+                # the pin; a whole file or a folder holds there when it is there.
+                if c.lines:
+                    carried.append((replace(c, pin_ref=None), pin, target))
+                else:
+                    work.append((replace(c, pin_ref=None), target, pin_override))
             else:
                 work.append((c, pin, ref))
     for pin in sorted({pin for c, pin, _ in work if pin is not None and not c.problem}, key=lambda p: p.sha):
@@ -276,6 +285,12 @@ def _check_citations(
         verdicts += carry(carried, verifier)
     verdicts.sort(key=lambda v: (v.citation.source.file, v.citation.source.line, v.citation.source.column))
     return verdicts
+
+
+def _carried_to_pin(c: Citation, own: Pin, target: Pin) -> bool:
+    """Whether a citation is carried from its own commit to --pin: a permalink at a commit
+    (not a branch, which names no commit for good) other than the pin."""
+    return c.is_permalink and not c.problem and not own.branch and own.sha != target.sha
 
 
 def citation_pin(

@@ -25,7 +25,10 @@ from dshaudit.cli.options import (
 @click.option(
     "--pin",
     metavar="PIN",
-    help=f"Check every citation at this pin instead of the file's own; @suffixes still win. {PIN_HELP}",
+    help=(
+        "Check every citation at this pin instead of the file's own; @suffixes still win, and a "
+        f"permalink is read at its own commit, then carried to this pin through the diff. {PIN_HELP}"
+    ),
 )
 @format_option()
 @outputs_option
