@@ -199,3 +199,22 @@ def test_a_file_without_a_pin_is_exit_2_naming_both_ways_to_give_one(workspace):
     # Citations that all carry their own pin need none from the file.
     write_findings(workspace, "`docs/architecture.md:3@v1` → `core`\n", pin=None)
     assert run_cli("check").exit_code == 0
+
+
+def test_a_clone_that_cannot_be_opened_is_tried_once(workspace, monkeypatch):
+    """Its error is said once, in one line: the citations, names and claims that need it
+    do not each try again (and, for the default clone, print that it is cloning)."""
+    from dshaudit.git.repository import DshRepository
+
+    tries = []
+    opened = DshRepository.open
+
+    def counted(spec, upstream):
+        tries.append(spec)
+        return opened(spec, upstream)
+
+    monkeypatch.setattr(DshRepository, "open", staticmethod(counted))
+    write_findings(workspace, "`vendor/cordis/src/context.ts:14` → `this.fiber`, and `AgentRegistry` too.\n")
+    run = run_cli("--jobs", "1", "check", "--repo", str(workspace / "nowhere"))
+    assert run.exit_code == 3 and run.stderr.count("no such DSH clone") == 1
+    assert len(tries) == 1

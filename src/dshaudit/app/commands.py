@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dshaudit.core.diagnostics import Outcome
-from dshaudit.core.errors import InputError
+from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
 from dshaudit.documents.findings import MAX_FINDINGS_BYTES, FindingsFile, collect_markdown, load_findings_file
 from dshaudit.output.pages import Page
@@ -34,6 +34,7 @@ class LazyRepository:
         self.spec = spec
         self.upstream_url = upstream_url
         self._opened: DshRepository | None = None
+        self._failed: RepoError | None = None  # why it could not be opened: said once, not tried again
 
     @property
     def is_open(self) -> bool:
@@ -42,10 +43,16 @@ class LazyRepository:
         return self._opened is not None
 
     def __call__(self) -> DshRepository:
+        if self._failed is not None:
+            raise self._failed
         if self._opened is None:
             from dshaudit.git.repository import DshRepository
 
-            self._opened = DshRepository.open(self.spec, self.upstream_url)
+            try:
+                self._opened = DshRepository.open(self.spec, self.upstream_url)
+            except RepoError as exc:
+                self._failed = exc
+                raise
         return self._opened
 
 
