@@ -101,27 +101,27 @@ def write_findings(folder: Path, body: str, pin: str = "v1", name: str = "f.md")
     return path
 
 
+def _named_clone(variable: str, why: str) -> Path:
+    """The clone the environment variable names; the test skips, saying so, without one."""
+    path = os.environ.get(variable)
+    if not path:
+        pytest.skip(f"{variable} is not set: {why}")
+    if not Path(path).exists():
+        pytest.skip(f"{variable}={path} does not exist")
+    return Path(path)
+
+
 @pytest.fixture(scope="session")
 def dsh_repo():
     """A real DSH clone from $DSH_REPO; the tests that need it skip without one."""
-    path = os.environ.get("DSH_REPO")
-    if not path:
-        pytest.skip("DSH_REPO is not set: real-DSH tests need a clone of deepseek-ai/deepseek-harness")
-    if not Path(path).exists():
-        pytest.skip(f"DSH_REPO={path} does not exist")
-    return Path(path)
+    return _named_clone("DSH_REPO", "real-DSH tests need a clone of deepseek-ai/deepseek-harness")
 
 
 @pytest.fixture(scope="session")
 def handbook_repo():
     """A clone of the community handbook of DSH from $HANDBOOK_REPO (bare or not): a corpus
     nobody wrote for dshaudit. The tests that need it skip without one."""
-    path = os.environ.get("HANDBOOK_REPO")
-    if not path:
-        pytest.skip("HANDBOOK_REPO is not set: the handbook tests need a clone of sandbaseai/deepseek-harness-handbook")
-    if not Path(path).exists():
-        pytest.skip(f"HANDBOOK_REPO={path} does not exist")
-    return Path(path)
+    return _named_clone("HANDBOOK_REPO", "the handbook tests need a clone of sandbaseai/deepseek-harness-handbook")
 
 
 def extend_fixture(

@@ -197,3 +197,20 @@ def write_config(folder: Path, repo: FixtureRepo, default_pin: str = "v1") -> Pa
         f'default_pin = "{default_pin}"\n\n[upstream]\nurl = "https://example.invalid/dsh"\n\n[pins]\n{pins}\n'
     )
     return path
+
+
+def bare_clone(repo: FixtureRepo, dest: Path) -> Path:
+    """A bare clone of the fixture repository at `dest`: one a test may move refs in and fetch into."""
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(dest)], check=True)
+    return dest
+
+
+def commit_elsewhere(repo: FixtureRepo, work: Path, files: dict[str, str]) -> str:
+    """A commit on top of the fixture repository, made in a clone of it at `work` (which a
+    clone that lacks it can fetch it from): its SHA."""
+    subprocess.run(["git", "clone", "-q", str(repo.path), str(work)], check=True)
+    git(work, "config", "user.name", "t")
+    git(work, "config", "user.email", "t@example.invalid")
+    for rel, content in files.items():
+        _write(work, rel, content)
+    return _commit(work, "later", "2026-08-09T10:00:00Z", "later")

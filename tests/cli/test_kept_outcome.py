@@ -4,12 +4,10 @@ as any input changes, a ref of the clone included."""
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from conftest import run_cli, write_findings
-from fixture_repo import git
+from fixture_repo import bare_clone, commit_elsewhere, git
 
 WEB = "https://example.invalid/dsh"  # the fixture config's upstream URL
 CONTEXT = "vendor/cordis/src/context.ts"
@@ -59,8 +57,7 @@ def test_without_the_cache_nothing_is_kept(workspace):
 def test_a_moved_branch_is_read_again(workspace, fixture_repo, tmp_path, monkeypatch):
     """A permalink to a branch holds the commit the branch names today: once the
     branch moves, the kept outcome is not used, and the new commit is read."""
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", "--bare", str(fixture_repo.path), str(clone)], check=True)
+    clone = bare_clone(fixture_repo, tmp_path / "clone")
     monkeypatch.setenv("DSH_REPO", str(clone))
     git(clone, "update-ref", "refs/heads/moving", fixture_repo.shas["v1"])
     write_findings(workspace, f"Branch: {WEB}/blob/moving/{CONTEXT}#L14 → `this.fiber`\n")
@@ -79,17 +76,10 @@ def test_a_moved_branch_is_read_again(workspace, fixture_repo, tmp_path, monkeyp
 def test_a_commit_fetched_since_is_read_again(workspace, fixture_repo, tmp_path, monkeypatch, jobs):
     """A commit the text names and the clone lacked: once fetched, the check is made afresh,
     whether the names were looked up here or in a process of their own."""
-    from fixture_repo import _commit, _write
-
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", "--bare", str(fixture_repo.path), str(clone)], check=True)
+    clone = bare_clone(fixture_repo, tmp_path / "clone")
     monkeypatch.setenv("DSH_REPO", str(clone))
     work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(fixture_repo.path), str(work)], check=True)
-    git(work, "config", "user.name", "t")
-    git(work, "config", "user.email", "t@example.invalid")
-    _write(work, "later.ts", "export const later = 1\n")
-    later = _commit(work, "later", "2026-08-09T10:00:00Z", "later")
+    later = commit_elsewhere(fixture_repo, work, {"later.ts": "export const later = 1\n"})
     write_findings(workspace, f"The fix landed in commit `{later[:10]}`.\n")
 
     def commit_status(run):

@@ -3,12 +3,11 @@ ref or a fetched commit does not."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from dshaudit.git.clonestate import ASKED_REV, ASKED_TAGS, ASKED_TYPE, still_answered
 from dshaudit.git.repository import DshRepository
-from fixture_repo import _commit, _write, git
+from fixture_repo import bare_clone, commit_elsewhere, git
 
 
 def asked(repository: DshRepository) -> list[tuple[str, str, str]]:
@@ -16,14 +15,9 @@ def asked(repository: DshRepository) -> list[tuple[str, str, str]]:
 
 
 def test_the_same_answers_hold_until_a_ref_moves_or_a_commit_arrives(fixture_repo, tmp_path):
-    clone = tmp_path / "clone.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(fixture_repo.path), str(clone)], check=True)
+    clone = bare_clone(fixture_repo, tmp_path / "clone.git")
     work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(fixture_repo.path), str(work)], check=True)
-    git(work, "config", "user.name", "t")
-    git(work, "config", "user.email", "t@example.invalid")
-    _write(work, "new.ts", "export const arrived = 1\n")
-    later = _commit(work, "later", "2026-08-09T10:00:00Z", "later")
+    later = commit_elsewhere(fixture_repo, work, {"new.ts": "export const arrived = 1\n"})
 
     git(clone, "update-ref", "refs/heads/moving", fixture_repo.shas["v1"])
     repository = DshRepository(Path(clone), "the clone")
@@ -50,8 +44,7 @@ def test_a_clone_that_is_gone_answers_nothing(tmp_path):
 
 
 def test_the_tags_on_a_commit_hold_until_one_is_added(fixture_repo, tmp_path):
-    clone = tmp_path / "clone.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(fixture_repo.path), str(clone)], check=True)
+    clone = bare_clone(fixture_repo, tmp_path / "clone.git")
     repository = DshRepository(Path(clone), "the clone")
     v2 = fixture_repo.shas["v2"]
     assert repository.tags_at(v2) == ["v2"]
