@@ -459,3 +459,48 @@ def test_with_no_configuration_anywhere_the_packaged_one_names_the_audit_pins(tm
     run = run_cli("check", "bare.md")
     assert run.exit_code == 2
     assert "no pin" in run.stderr and "--pin" in run.stderr and "pin: NAME" in run.stderr and "rc2, rc7" in run.stderr
+
+
+# -- a corpus with code of its own -------------------------------------------------------------
+
+COURSE_README = """\
+# A course on DSH
+
+The registry lives in [index.ts]({web}/blob/{sha}/packages/core/agent/src/index.ts):
+`AgentRegistry` keeps the factories. Our port keeps them in `FactoryStore`, and
+`compact_history` trims the log the way `compactLog` would, were it DSH's.
+
+```python
+def render_page(store):
+    return store
+```
+
+`render_page` prints it.
+"""
+
+
+def test_the_names_a_document_s_own_repository_defines_are_not_claims_about_dsh(workspace, tmp_path, fixture_repo):
+    """A course with its own Python code, linking DSH by permalink: the names its code (or its
+    own code blocks) defines are its own; a name neither it nor DSH has is still a phantom."""
+    from fixture_repo import _commit, _write, git
+
+    course = workspace / "course"
+    course.mkdir()
+    git(course, "init", "-q", "-b", "main")
+    _write(course, "port/store.py", "class FactoryStore:\n    pass\n\n\ndef compact_history(log):\n    return log\n")
+    _commit(course, "the port", "2026-08-01T10:00:00Z", "port")
+    readme = course / "README.md"
+    readme.write_text(COURSE_README.format(web=WEB, sha=fixture_repo.shas["v1"]))
+    run = run_cli("check", str(readme), "--pin", "v1", "--format", "json")
+    assert run.exit_code == 1, run.stderr
+    refs = {r["text"]: (r["status"], r["message"]) for r in run.json["references"]}
+    assert refs["AgentRegistry"][0] == "ok"
+    assert refs["FactoryStore"] == ("ok", "defined by the document's own repository, at port/store.py:1")
+    assert refs["compact_history"] == ("ok", "defined by the document's own repository, at port/store.py:5")
+    assert refs["render_page"] == ("ok", "introduced by this document")
+    assert refs["compactLog"][0] == "phantom"
+    # Its code is an input of the check: renamed there, the name is no longer its own.
+    (course / "port/store.py").write_text("class RegistryPort:\n    pass\n")
+    again = run_cli("-v", "check", str(readme), "--pin", "v1", "--format", "json")
+    assert "earlier run" not in again.stderr
+    assert {r["text"]: r["status"] for r in again.json["references"]}["FactoryStore"] == "phantom"

@@ -3,7 +3,9 @@
 The outcome of `check` is a function of dshaudit's code and rules
 (`cache.code_version`), the configuration, the command's options, the working
 directory (paths are shown relative to it), the clone it reads, the bytes of
-each document, and the commits their pins name. When every one of those is as
+each document (and, for one without a `pin:` of its own, the code files of the
+repository it lies in, whose definitions are its own names), and the commits
+their pins name. When every one of those is as
 it was in an earlier run, that run's outcome is the answer: it is read back
 from one file of the cache, and no document is parsed and no git process runs.
 
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from dshaudit.core.errors import InputError
 from dshaudit.core.outcome_record import from_record, to_record
+from dshaudit.documents.ownrepo import state as own_state
 from dshaudit.git.clonestate import still_answered
 from dshaudit.platform import cache, ui
 from dshaudit.platform.places import clone_spec
@@ -94,4 +97,18 @@ def kept_outcome(
         except InputError:
             return None
         parts += [str(path), str(read.real), hashlib.sha256(read.data).hexdigest()]
+        if not _has_pin(read.data):
+            # Not written for dshaudit: the names its own repository defines are its own (ownrepo.py).
+            parts.append(hashlib.sha256(own_state(read.real).encode()).hexdigest())
     return KeptOutcome(cache.digest(*parts), enums)
+
+
+def _has_pin(data: bytes) -> bool:
+    """Whether the document's front matter names a pin (a document written for dshaudit)."""
+    from dshaudit.documents.frontmatter import FrontMatterError, split_front_matter
+
+    try:
+        front = split_front_matter(data.decode("utf-8", "replace"), "")[0]
+    except (FrontMatterError, InputError):
+        return False
+    return bool(front.get("pin"))

@@ -132,7 +132,9 @@ def absent_claims(text: str) -> list[tuple[str, int, int]]:
 
 def defined_in_code_blocks(text: str) -> set[str]:
     """The names declared in the document's fenced TypeScript/JavaScript
-    blocks: each declaration's dotted name and its last component."""
+    blocks (each declaration's dotted name and its last component), and those a
+    fenced Python block defines."""
+    from dshaudit.documents.ownrepo import defined_in
     from dshaudit.lang.symbols import build_symbol_table
 
     lines = text.split("\n")
@@ -140,9 +142,12 @@ def defined_in_code_blocks(text: str) -> set[str]:
     names: set[str] = set()
     for a, b in fences:
         info = lines[a].strip().lstrip("`~").strip().split()
+        close = b - 1 if b - 1 > a and lines[b - 1].strip().startswith(("```", "~~~")) else b
+        if info and info[0].lower() in ("py", "python"):
+            names |= {name for name, _ in defined_in("\n".join(lines[a + 1 : close]), "block.py")}
+            continue
         if not info or info[0].lower() not in _CODE_LANGUAGES:
             continue
-        close = b - 1 if b - 1 > a and lines[b - 1].strip().startswith(("```", "~~~")) else b
         body = "\n".join(lines[a + 1 : close]).encode("utf-8")
         suffix = ".tsx" if info[0].lower() in ("tsx", "jsx") else ".ts"
         for dotted in build_symbol_table(f"block{suffix}", body).spans:

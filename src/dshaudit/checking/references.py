@@ -131,6 +131,7 @@ def check_references(
     exempt: set[str],
     absent: list[tuple[str, SourceLocation]],
     history: bool = True,
+    own: dict[str, str] | None = None,
 ) -> list[Reference]:
     """Every checkable name and fragment of `items`, and every absence claim,
     at the snapshot's commit; in source order. Items that are not checked
@@ -143,13 +144,18 @@ def check_references(
     excused: list[str | None] = []
     for name, _, plan in plans:
         named = _named(name, plan)
+        defined = sorted(named & set(own or ()))
         excused.append(
             ("counted by a `files(...)` claim of this document" if plan.kind == PATH else "introduced by this document")
             if named & exempt
             else (
                 f"the document claims it absent (`absent: {claim}`)"
                 if (claim := _claimed_absent(named, claims))
-                else None
+                else (
+                    f"defined by the document's own repository, at {(own or {})[defined[0]]}"
+                    if defined and plan.kind != COMMIT
+                    else None
+                )
             )
         )
     lookups = _start([plan for (_, _, plan), why in zip(plans, excused) if why is None], snapshot, claims)

@@ -242,8 +242,17 @@ def _check_references(
         # Pin names in prose (`rc7`) name pins, not code.
         exempt = document_exemptions(f.text) | set(resolver.config.pins)
         snapshot = repository().snapshot(pin.sha, pin.name)
-        out += [(pin, r) for r in check_references(items, snapshot, exempt=exempt, absent=absent)]
+        own = _own_definitions(f)
+        out += [(pin, r) for r in check_references(items, snapshot, exempt=exempt, absent=absent, own=own)]
     return out
+
+
+def _own_definitions(f: FindingsFile) -> dict[str, str]:
+    """What the repository of a document not written for dshaudit (no `pin:` of its own)
+    defines in its code: names of its own, not claims about DSH."""
+    from dshaudit.documents.ownrepo import own_definitions
+
+    return own_definitions(f.read.real) if f.pin is None and f.read is not None else {}
 
 
 # How citations of a document written at another pin are carried to the pin they are
