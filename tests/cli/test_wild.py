@@ -504,3 +504,13 @@ def test_the_names_a_document_s_own_repository_defines_are_not_claims_about_dsh(
     again = run_cli("-v", "check", str(readme), "--pin", "v1", "--format", "json")
     assert "earlier run" not in again.stderr
     assert {r["text"]: r["status"] for r in again.json["references"]}["FactoryStore"] == "phantom"
+
+
+def test_shape_alone_flags_only_in_a_document_written_for_dshaudit(workspace):
+    """A citation that starts on a blank line looks moved; a finding (pinned) hears so,
+    a document nobody wrote for dshaudit (no pin of its own) does not: shape is no evidence."""
+    body = f"See `{CONTEXT}:7-9` for the setup.\n"
+    assert [c["status"] for c in verdicts(workspace, body)] == ["suspect"]
+    (workspace / "findings" / "f.md").write_text(body)  # the same text, with no front matter
+    run = run_cli("check", "--pin", "v1", "--format", "json")
+    assert [c["status"] for c in run.json["citations"]] == ["ok"]

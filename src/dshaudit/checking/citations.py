@@ -273,6 +273,7 @@ class Verifier:
                 Inferred(citation.inferred, citation.block, citation.words),
                 region,
                 FileView(text.lines, declarations, text.words(), path.lower().endswith(PROSE_FILE_ENDINGS)),
+                by_shape=citation.by_shape,
             )
             if reason:
                 return failed(Status.SUSPECT, reason, region)

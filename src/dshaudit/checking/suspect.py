@@ -42,9 +42,11 @@ class FileView:
         return [i + 1 for i, ln in enumerate(self.lines) if want and want in squash(ln)]
 
 
-def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -> str | None:
+def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView, by_shape: bool = True) -> str | None:
     """Why the cited region does not hold what its candidates say, or None.
-    None too when nothing can be said (no candidates, or none found anywhere)."""
+    None too when nothing can be said (no candidates, or none found anywhere).
+    Without `by_shape` (a document not written for dshaudit), only evidence flags:
+    the names or words of the text standing elsewhere, never the shape of the lines."""
     if inferred.block:
         return _suspect_block(inferred.block, region, view)
     elsewhere: list[tuple[str, str]] = []
@@ -58,8 +60,8 @@ def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -
         said = "; ".join(f"`{name}` is {where}" for name, where in elsewhere[:3])
         return f"the lines cited hold none of the names the text gives them: {said}"
     return (
-        _suspect_shape(region, view)
-        or _suspect_midsentence(inferred.words, region, view)
+        (_suspect_shape(region, view) if by_shape else None)
+        or (_suspect_midsentence(inferred.words, region, view) if by_shape else None)
         or (_suspect_words(inferred.words, region, view) if view.words else None)
     )
 

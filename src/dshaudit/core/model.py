@@ -69,6 +69,9 @@ class Citation:
     context_dir: str | None = None  # `a/b/src/x.ts and src/y.ts`: the folder a bare relative path may be in
     written: str = ""  # the whole citation as written (a line phrase or quoted code included); `text` if empty
     declared: tuple[str, ...] = ()  # generated docs: code a fence beside it quotes, expected in the cited declaration
+    # Whether the shape of its lines alone (a blank edge, a lone `}`, a cut block) may make it
+    # suspect: in a document written for dshaudit (one with a pin of its own), it may.
+    by_shape: bool = True
 
     @property
     def is_permalink(self) -> bool:

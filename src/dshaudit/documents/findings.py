@@ -152,7 +152,8 @@ def parse_findings(text: str, shown: str, web_url: str | None = None, read: Read
     return FindingsFile(
         path=shown,
         front_matter=front.data,
-        citations=tuple(citations_in_markdown(text, shown, skip, web_url)),
+        # A document with no pin of its own was not written for dshaudit: shape alone flags nothing there.
+        citations=tuple(citations_in_markdown(text, shown, skip, web_url, by_shape=pin is not None)),
         pin=pin,
         claims=tuple(claims_in_markdown(text, shown, skip)),
         digest=read.digest if read is not None else "",

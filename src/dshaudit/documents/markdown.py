@@ -37,12 +37,18 @@ def claims_in_markdown(text: str, display_path: str, skip_lines: int = 0) -> lis
 
 
 def citations_in_markdown(
-    text: str, display_path: str, skip_lines: int = 0, web_url: str | None = None, link_base: str | None = None
+    text: str,
+    display_path: str,
+    skip_lines: int = 0,
+    web_url: str | None = None,
+    link_base: str | None = None,
+    by_shape: bool = True,
 ) -> list[Citation]:
     """Every citation of a Markdown file's prose (and the headers of its fenced
     blocks), with what the text around each says it holds (inference.py).
     `link_base`: the document's folder in DSH's tree, when it is read from there
-    (its relative links to lines are citations)."""
+    (its relative links to lines are citations). `by_shape`: whether the shape of
+    cited lines alone may make a citation suspect (Citation.by_shape)."""
     lines = text.split("\n")
     chunks, fences = prose_chunks(text, skip_lines)
     headings = [i for i, ln in enumerate(lines) if i >= skip_lines and _HEADING_RE.match(ln)]
@@ -87,6 +93,7 @@ def citations_in_markdown(
             written=raw.written if raw.written != raw.text else "",
             declared=raw.declared,
             nearby=nearby,
+            by_shape=by_shape,
         )
 
     for a, b in chunks:
