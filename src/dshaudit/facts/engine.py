@@ -183,6 +183,11 @@ def load_query(name: str, tsx: bool) -> tree_sitter.Query:
     return tree_sitter.Query(language_for("x.tsx" if tsx else "x.ts"), source)
 
 
+def needle_shard(cache: Cache) -> Shard:
+    """Which detector literals each blob holds, by blob id: bit k is `all_needles()[k]`."""
+    return cache.shard("needles", digest(NEEDLE_VERSION, *all_needles()), shaped(int))
+
+
 class FactContext:
     """What detectors may ask of a snapshot. Blobs are read in batches, each
     file is parsed at most once per run, and the per-file work of every
@@ -195,8 +200,10 @@ class FactContext:
         self.prefilter = prefilter
         self._blobs: dict[str, bytes] = {}
         self._paths: dict[tuple[tuple[str, ...], bool], list[str]] = {}
-        self._globs: dict[str, set[str]] = {}
-        self._under: dict[str, list[str]] = {}  # literal prefix -> paths starting with it
+        # Which paths each glob selects, shared by the contexts of trees that hold the same
+        # files (Snapshot.by_paths): a history walk measures facts at dozens of commits.
+        self._globs: dict[str, set[str]] = snapshot.by_paths.setdefault("globs", {})
+        self._under: dict[str, list[str]] = snapshot.by_paths.setdefault("under", {})  # literal prefix -> paths
         self._sorted: list[str] | None = None  # every regular file, in path order
         self.pool: Workers | None = None  # when the caller provides one
         self.trees = TreeCache()
@@ -256,7 +263,7 @@ class FactContext:
         return self.read(path).decode("utf-8", "replace")
 
     def needle_shard(self) -> Shard:
-        return self.cache.shard("needles", digest(NEEDLE_VERSION, *all_needles()), shaped(int))
+        return needle_shard(self.cache)
 
     def files_with(
         self, needle: str | tuple[str, ...], globs: list[str], exclude_tests: bool = False, *, filter_only: bool = True

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import git
@@ -208,33 +209,43 @@ class DshRepository:
 
     def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]:
         """Blob contents by id, read through one `git cat-file --batch` process."""
+        return dict(self.each_blob(blob_ids))
+
+    def each_blob(self, blob_ids: list[str]) -> Iterator[tuple[str, bytes]]:
+        """(id, content) of each blob the clone holds, in id order, read through one
+        `git cat-file --batch` process: a caller that keeps less than the contents
+        never holds them all at once."""
         import threading
 
         wanted = sorted(set(blob_ids))
         if not wanted:
-            return {}
+            return
         proc = run.Started(["cat-file", "--batch"], self.git_dir, stdin=True, stderr=False)
         write, read = proc.stdin, proc.stdout
 
         def feed() -> None:
             try:
                 write.write("".join(f"{b}\n" for b in wanted).encode())
-            finally:
                 write.close()
+            except (OSError, ValueError):
+                pass  # the reader stopped early and closed the pipes: git needs no more ids
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
-        out: dict[str, bytes] = {}
-        for _ in wanted:
-            header = read.readline().split()
-            if len(header) == 2 and header[1] == b"missing":
-                continue
-            oid, size = header[0].decode(), int(header[2])
-            out[oid] = read.read(size)
-            read.read(1)  # the newline after each object
-        writer.join()
-        proc.wait()  # closes the pipes: left to the collector, they are a ResourceWarning
-        return out
+        try:
+            for _ in wanted:
+                header = read.readline().split()
+                if len(header) == 2 and header[1] == b"missing":
+                    continue
+                oid, size = header[0].decode(), int(header[2])
+                data = read.read(size)
+                read.read(1)  # the newline after each object
+                yield oid, data
+        finally:
+            # Closes the pipes (left to the collector, they are a ResourceWarning) and waits for
+            # git; a reader that stopped early closes them on git, which then ends.
+            proc.wait()
+            writer.join()
 
     def close(self) -> None:
         """End the git processes the handle keeps running (objects.py)."""

@@ -11,7 +11,7 @@ import difflib
 import heapq
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from dshaudit.git import run
 from dshaudit.git.grep import Grep
@@ -68,6 +68,9 @@ class Snapshot:
         self._by_dir: dict[str, list[str]] = {}
         self._below: dict[str, int] | None = None
         self._near: _NearIndex | None = None
+        # What is worked out from the set of regular files alone (which paths a glob selects),
+        # shared by the trees `derive` makes that hold the same files (only contents changed).
+        self.by_paths: dict[str, Any] = {}
 
     def index(self) -> dict[str, tuple[str, str, str]]:
         """path -> (mode, type, object id) for every entry, folders included."""
@@ -114,6 +117,10 @@ class Snapshot:
             index[path] = (mode, "commit" if int(mode, 8) == MODE_GITLINK else "blob", obj)
         child = Snapshot(self.repository, sha)
         child._index, child._below = index, below
+        if not any(path in self.index() for path in removed) and all(
+            self.index().get(path, ("",))[0] == mode for path, mode, _ in added
+        ):
+            child.by_paths = self.by_paths  # the same files, of the same modes: only contents changed
         return child
 
     def _files_below(self) -> dict[str, int]:

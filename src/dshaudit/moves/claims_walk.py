@@ -70,6 +70,8 @@ class ClaimsWalk:
             parent = self.from_pin
             # No commit changes a fact measured at the ends only: with nothing else, nothing to walk.
             walked = [] if all(isinstance(w, SearchWatch) and w.ends_only for w in watches.values()) else self.steps
+            # The blobs whose literals each commit's facts depend on, read in one process for the whole walk.
+            self._scan([b for step in walked for w in watches.values() for b in w.needle_blobs(step)])
             changed, touched = [0] * (len(self.steps) - len(walked)), [False] * (len(self.steps) - len(walked))
             for step in walked:
                 pin = step.pin(self.to_pin)
@@ -147,10 +149,7 @@ class ClaimsWalk:
         tree: Snapshot,
     ) -> tuple[int, bool]:
         """Facts this commit can change, measured again, and their claims evaluated again."""
-        self._scan(
-            [b for w in watches.values() for b in w.needle_blobs(step)],
-            sorted({n for w in watches.values() for n in w.needles}),
-        )
+        self._scan([b for w in watches.values() for b in w.needle_blobs(step)])
         touched = [i for i, w in watches.items() if w.touched_by(step, partial(self._holds_any, w.needles))]
         if not touched:
             return 0, False
@@ -181,14 +180,24 @@ class ClaimsWalk:
     def _holds_any(self, needles: tuple[str, ...], blob: str) -> bool:
         return not self._needles.get(blob, set()).isdisjoint(needles)
 
-    def _scan(self, blobs: list[str], needles: list[str]) -> None:
-        """Which needles each blob holds, for the blobs not seen yet (one `git cat-file --batch`);
-        a blob's bytes are not kept, and the side before a commit is the side after the one before."""
+    def _scan(self, blobs: list[str]) -> None:
+        """Which detector literals each blob holds, for the blobs not seen yet (one `git
+        cat-file --batch`); a blob's bytes are not kept, and the side before a commit is the
+        side after the one before. What is found is the facts' own answer too (their needle
+        shard): measuring a fact at a commit then greps none of these blobs again."""
+        from dshaudit.facts.engine import needle_shard
+        from dshaudit.facts.specs import all_needles
+        from dshaudit.platform import cache
+
         todo = sorted({b for b in blobs if b not in self._needles})
         if not todo:
             return
-        for blob, data in self.repository().read_blobs(todo).items():
-            self._needles[blob] = {n for n in needles if n.encode("utf-8") in data}
+        encoded = [n.encode("utf-8") for n in all_needles()]
+        shard = needle_shard(cache.current())
+        for blob, data in self.repository().each_blob(todo):
+            mask = sum(1 << k for k, raw in enumerate(encoded) if raw in data)
+            shard.put(blob, mask)
+            self._needles[blob] = {n for k, n in enumerate(all_needles()) if mask >> k & 1}
 
 
 def walk_claims(

@@ -128,6 +128,33 @@ def test_a_step_derives_the_tree_git_lists(changing):
         }
 
 
+def test_a_derived_tree_shares_what_depends_on_its_files_only_when_they_are_the_same(changing):
+    """Which paths a glob selects is worked out once for trees that hold the same files
+    (Snapshot.by_paths); a commit that adds, removes or re-modes a file starts afresh."""
+    repository, shas = changing
+    tree = repository.snapshot(shas[0])
+    tree.by_paths["globs"] = {"src/**": {"src/a.ts"}}
+    edited = tree.derive("e" * 40, [], [("src/a.ts", "100644", "0" * 40)])  # new content, same file
+    assert edited.by_paths is tree.by_paths
+    for removed, added in (
+        (["src/a.ts"], []),
+        ([], [("src/new.ts", "100644", "0" * 40)]),
+        ([], [("src/a.ts", "100755", "0" * 40)]),  # the same path, another mode
+    ):
+        assert tree.derive("f" * 40, removed, added).by_paths == {}
+
+
+def test_blobs_read_one_by_one_can_be_left_before_the_end(changing):
+    """A reader that stops early does not wait on git, whose output pipe may be full."""
+    repository, shas = changing
+    blobs = [e[2] for e in repository.snapshot(shas[0]).index().values() if e[1] == "blob"]
+    reading = repository.each_blob(blobs)
+    first = next(reading)
+    assert first[0] in blobs
+    reading.close()  # ends git; a hang here would be the bug
+    assert dict(repository.each_blob(blobs)) == repository.read_blobs(blobs)
+
+
 @pytest.fixture
 def pickaxed(make_repo):
     """c1 adds `alpha` to src/a.ts, c2 to docs/x.md, c3 removes it from src/a.ts,
