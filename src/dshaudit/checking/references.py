@@ -62,6 +62,7 @@ never reported as a phantom.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from dshaudit.checking.plans import Plan, classify
@@ -131,7 +132,7 @@ def check_references(
     exempt: set[str],
     absent: list[tuple[str, SourceLocation]],
     history: bool = True,
-    own: dict[str, str] | None = None,
+    own: Mapping[str, str] | None = None,
 ) -> list[Reference]:
     """Every checkable name and fragment of `items`, and every absence claim,
     at the snapshot's commit; in source order. Items that are not checked
@@ -144,7 +145,7 @@ def check_references(
     excused: list[str | None] = []
     for name, _, plan in plans:
         named = _named(name, plan)
-        defined = sorted(named & set(own or ()))
+        defined = sorted(n for n in named if n in own) if own else []
         excused.append(
             ("counted by a `files(...)` claim of this document" if plan.kind == PATH else "introduced by this document")
             if named & exempt
@@ -152,8 +153,8 @@ def check_references(
                 f"the document claims it absent (`absent: {claim}`)"
                 if (claim := _claimed_absent(named, claims))
                 else (
-                    f"defined by the document's own repository, at {(own or {})[defined[0]]}"
-                    if defined and plan.kind != COMMIT
+                    f"defined by the document's own repository, at {own[defined[0]]}"
+                    if own and defined and plan.kind != COMMIT
                     else None
                 )
             )

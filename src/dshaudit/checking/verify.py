@@ -6,7 +6,7 @@ and the names and quoted code looked up in the background (platform/background.p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -247,7 +247,7 @@ def _check_references(
     return out
 
 
-def _own_definitions(f: FindingsFile) -> dict[str, str]:
+def _own_definitions(f: FindingsFile) -> Mapping[str, str]:
     """What the repository of a document not written for dshaudit (no `pin:` of its own)
     defines in its code: names of its own, not claims about DSH."""
     from dshaudit.documents.ownrepo import own_definitions

@@ -79,14 +79,14 @@ def is_file_name(token: str) -> bool:
     return token.rsplit(".", 1)[-1].lower() in _FILE_ENDINGS
 
 
-def _without_emphasis(text: str) -> str:
+def _without_emphasis(text: str, spans: list[tuple[int, int, int, int]]) -> str:
     """The text with its underscore emphasis markers blanked out (same length, same places),
     for words and dotted names to be read from. Code spans are blanked first, so that a
-    marker is never paired with an underscore inside one."""
+    marker is never paired with an underscore inside one (`spans`: the text's code spans)."""
     if "_" not in text:
         return text
     outside = list(text)
-    for start, _, _, end in code_spans(text):
+    for start, _, _, end in spans:
         outside[start:end] = "\0" * (end - start)  # as punctuation, as its backticks are
     chars = list(text)
     for m in _UNDERSCORE_EMPHASIS_RE.finditer("".join(outside)):
@@ -134,7 +134,8 @@ def _code_names(text: str, skip: tuple[tuple[int, int], ...]) -> tuple[Name, ...
             found.append(Name(token, kind, a, b))
             take(a, b)
 
-    for start, c_start, c_end, end in code_spans(text):
+    spans = code_spans(text)
+    for start, c_start, c_end, end in spans:
         content = text[c_start:c_end].strip()
         if content and len(content) <= MAX_NAME_CHARS and not content.startswith(("claim:", "prior:", "quoted:")):
             add(content, CODE, start, end)
@@ -146,7 +147,7 @@ def _code_names(text: str, skip: tuple[tuple[int, int], ...]) -> tuple[Name, ...
         inner = next(g for g in m.groups()[1:] if g is not None)
         if inner.strip() == inner and inner.strip():
             add(inner, STRING, m.start(), m.end())
-    text = _without_emphasis(text)
+    text = _without_emphasis(text, spans)
     for m in _DOTTED_RE.finditer(text):
         token = m.group(0).removesuffix("()")
         if not is_file_name(token) and not re.fullmatch(r"(?:[a-z]\.)+[a-z]?", token.lower()):  # `e.g`, `i.e.`

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
 from dshaudit.core.errors import InputError, RepoError
 from dshaudit.git import run
@@ -63,11 +65,12 @@ def repository_root(document: Path) -> Path | None:
     return None
 
 
-def own_definitions(document: Path) -> dict[str, str]:
+def own_definitions(document: Path) -> Mapping[str, str]:
     """The names the code files of the document's own repository define, each with
-    where (`path:line`, from the repository's top); empty outside a repository."""
+    where (`path:line`, from the repository's top); empty outside a repository. Read
+    once per repository and process: every document of a run shares the one answer."""
     root = repository_root(document)
-    return dict(_definitions(str(root))) if root is not None else {}
+    return _definitions(str(root)) if root is not None else {}
 
 
 def _code_files(root: str) -> list[str]:
@@ -96,7 +99,7 @@ def state(document: Path) -> str:
 
 
 @lru_cache(maxsize=8)
-def _definitions(root: str) -> tuple[tuple[str, str], ...]:
+def _definitions(root: str) -> Mapping[str, str]:
     paths = _code_files(root)
     found: dict[str, str] = {}
     for rel in paths:
@@ -109,4 +112,4 @@ def _definitions(root: str) -> tuple[tuple[str, str], ...]:
             continue  # too large, not a regular file, or gone: not read
         for name, line in defined_in(text, rel):
             found.setdefault(name, f"{rel}:{line}")
-    return tuple(sorted(found.items()))
+    return MappingProxyType(found)  # shared by every caller: read-only
