@@ -33,6 +33,12 @@ CHUNK = 300  # names per alternation
 _LINE_NUMBER_RE = re.compile(r"^[0-9]+\0", re.MULTILINE)
 
 
+def _pass_args(syntax: list[str], pattern: str, lines: bool) -> list[str]:
+    """`git grep` of one pass: each match alone (`-o`), under its file's path once
+    (`--heading`, `-z`), with its line number when claims need places (`lines`)."""
+    return ["grep", "-o", "-z", *(["-n"] if lines else []), "--heading", "--break", "-I", *syntax, "-e", pattern]
+
+
 class Inside:
     """What a match of the names pass holds as whole words: the names (itself,
     and those inside a match with other characters, `dsh` and `dsh-base` in
@@ -139,19 +145,7 @@ class NamePasses:
                 )
                 + ")"
             )
-            args = [
-                "grep",
-                "-o",
-                "-z",
-                *(["-n"] if with_claims else []),
-                "--heading",
-                "--break",
-                "-I",
-                "-w",
-                "-E",
-                "-e",
-                pattern,
-            ]
+            args = _pass_args(["-w", "-E"], pattern, bool(with_claims))
             search.runs += [(group, with_claims, started, True) for started in self.grep.start(args, files)]
         rest = [t for t in texts if not is_word(t)]
         if rest:
@@ -179,18 +173,7 @@ class NamePasses:
             exact = alternation([*group, *(t for t in with_claims if not any_case(t))], re.escape)
             folded = [f"(?i:{t})" for t in sorted((t for t in with_claims if any_case(t)), key=len, reverse=True)]
             pattern = "(?<![A-Za-z0-9_])(?:" + "|".join([exact, *folded] if exact else folded) + ")(?![A-Za-z0-9_])"
-            args = [
-                "grep",
-                "-o",
-                "-z",
-                *(["-n"] if with_claims else []),
-                "--heading",
-                "--break",
-                "-I",
-                "-P",
-                "-e",
-                pattern,
-            ]
+            args = _pass_args(["-P"], pattern, bool(with_claims))
             search.runs += [
                 (group, with_claims, started, True)
                 for started in self.grep.start(args, search.files, env={"LC_ALL": "C"})
