@@ -468,14 +468,15 @@ COURSE_README = """\
 
 The registry lives in [index.ts]({web}/blob/{sha}/packages/core/agent/src/index.ts):
 `AgentRegistry` keeps the factories. Our port keeps them in `FactoryStore`, and
-`compact_history` trims the log the way `compactLog` would, were it DSH's.
+`compact_history` trims the log the way `compactLog` would in `packages/core/agent/src/index.ts`.
+Set `npm_config_frobnicate` before you run it.
 
 ```python
 def render_page(store):
     return store
 ```
 
-`render_page` prints it.
+`render_page` prints what `ctx.registry` holds.
 """
 
 
@@ -499,6 +500,7 @@ def test_the_names_a_document_s_own_repository_defines_are_not_claims_about_dsh(
     assert refs["compact_history"] == ("ok", "defined by the document's own repository, at port/store.py:5")
     assert refs["render_page"] == ("ok", "introduced by this document")
     assert refs["compactLog"][0] == "phantom"
+    assert "npm_config_frobnicate" not in refs  # nothing ties it to DSH: not a claim about it
     # Its code is an input of the check: renamed there, the name is no longer its own.
     (course / "port/store.py").write_text("class RegistryPort:\n    pass\n")
     again = run_cli("-v", "check", str(readme), "--pin", "v1", "--format", "json")

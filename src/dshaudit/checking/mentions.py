@@ -24,7 +24,8 @@ ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*+([^`\s][^`\n]*+)`(?!`)")
 _CODE_LANGUAGES = frozenset("ts typescript tsx js javascript jsx mjs cjs mts cts".split())
 
 
-def _front_lines(text: str) -> int:
+def front_lines(text: str) -> int:
+    """How many lines the document's front matter takes (0 without, or when it is malformed)."""
     try:
         return split_front_matter(text, "")[1]
     except InputError:
@@ -37,7 +38,7 @@ def _prose(text: str) -> Iterator[tuple[int, str]]:
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
-    chunks, _ = prose_chunks(text, _front_lines(text))
+    chunks, _ = prose_chunks(text, front_lines(text))
     for a, b in chunks:
         yield starts[a], "\n".join(lines[a:b])
 
@@ -138,7 +139,7 @@ def defined_in_code_blocks(text: str) -> set[str]:
     from dshaudit.lang.symbols import build_symbol_table
 
     lines = text.split("\n")
-    _, fences = prose_chunks(text, _front_lines(text))
+    _, fences = prose_chunks(text, front_lines(text))
     names: set[str] = set()
     for a, b in fences:
         info = lines[a].strip().lstrip("`~").strip().split()

@@ -66,7 +66,7 @@ def check(
     kept = book is not None or verifier is not None  # what is read stays in this process, for the next check
     claimed = _start_claims(files, resolver, opened, pin_override, book) if claims else BackgroundJob.done([])
     try:
-        work = _reference_work(files, resolver, pin_override) if references else []
+        work = _reference_work(files, resolver, pin_override, opened) if references else []
         looked = _start_references(work, resolver, repository, opened, kept)
         try:
             verdicts = (
@@ -169,8 +169,14 @@ def _start_references(
 _Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]
 
 
-def _reference_work(files: list[FindingsFile], resolver: PinResolver, pin_override: str | None) -> list[_Work]:
-    """Each document's names and absence claims, at its pin."""
+def _reference_work(
+    files: list[FindingsFile],
+    resolver: PinResolver,
+    pin_override: str | None,
+    repository: Callable[[], DshRepository],
+) -> list[_Work]:
+    """Each document's names and absence claims, at its pin: of a document not written
+    for dshaudit, only the names it claims of DSH (scoping.py)."""
     from dshaudit.checking.mentions import absent_claims, document_names
     from dshaudit.documents.names import MAX_NAME_CHARS
 
@@ -181,6 +187,8 @@ def _reference_work(files: list[FindingsFile], resolver: PinResolver, pin_overri
         if pin is None or not f.text:
             continue
         items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
+        if f.pin is None and items:
+            items = _about_dsh(f, items, pin, resolver, repository)
         absent = [(t, SourceLocation(f.path, line, col)) for t, line, col in absent_claims(f.text)]
         for text, where in absent:
             if len(text) > MAX_NAME_CHARS:  # a name, not a page: and it is looked up through git's command line
@@ -192,6 +200,36 @@ def _reference_work(files: list[FindingsFile], resolver: PinResolver, pin_overri
         if items or absent:
             work.append((f, pin, items, absent))
     return work
+
+
+def _about_dsh(
+    f: FindingsFile,
+    items: list[tuple[Name, SourceLocation]],
+    pin: Pin,
+    resolver: PinResolver,
+    repository: Callable[[], DshRepository],
+) -> list[tuple[Name, SourceLocation]]:
+    """The names a document not written for dshaudit claims of DSH."""
+    from dshaudit.checking.mentions import front_lines
+    from dshaudit.checking.scoping import DshTies, about_dsh, owner_scope
+    from dshaudit.documents.stretches import outline
+
+    roots: dict[str, bool] = {}
+
+    def in_tree(path: str) -> bool:
+        first = path.split("/", 1)[0]
+        if first not in roots:
+            try:
+                entry = repository().snapshot(pin.sha, pin.name).entry(first)
+            except RepoError:
+                entry = None  # a commit the clone lacks: reported where the citations meet it
+            roots[first] = entry is not None and entry.kind == "tree"
+        return roots[first]
+
+    ties = DshTies(
+        f.text, outline(f.text, front_lines(f.text)), f.citations, in_tree, owner_scope(resolver.config.web_url)
+    )
+    return about_dsh(items, ties)
 
 
 def _prefetch_references(work: list[_Work], repository: Callable[[], DshRepository]) -> None:

@@ -87,6 +87,11 @@ class _Scopes:
         return a, b
 
 
+def sentence_scopes(chunk: str) -> _Scopes:
+    """The sentences, list items and table cells of a prose block (`scope(start, end)`)."""
+    return _Scopes(chunk)
+
+
 # A sentence, list item or table row citing more than this many places is a
 # list of citations, not prose about each: no anchor is inferred for them (they
 # are checked by path and lines, as any unanchored citation). It also bounds

@@ -1,0 +1,124 @@
+"""Which names of a document not written for dshaudit are claims about DSH.
+
+Such a document names much besides DSH's code: error codes of other tools
+(`ETARGET`), products, its own examples and the code of its own repository.
+Its names are checked only where the text ties them to DSH: where the
+sentence, list item or table row holding the name (documents/stretches.py),
+or the heading of its section,
+
+- cites DSH (any citation, permalinks to whole files and folders included);
+- names a path under a folder DSH's tree has at its root;
+- names a package in the npm scope of DSH's owner (`@<owner>/...`);
+- or speaks of a `ctx.` service.
+
+A name that ties itself is checked wherever it stands: a commit, a path under
+one of DSH's root folders, a package of that scope. A name the text calls new,
+proposed, hypothetical or its own, or one it says is not there (`no X`,
+`nonexistent X`), is never a claim that DSH has it. A document with a pin in
+its front matter was written for dshaudit: every name of it is checked.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from itertools import accumulate
+
+from dshaudit.core.model import Citation, SourceLocation
+from dshaudit.documents.names import COMMIT, PACKAGE, PATH, Name
+from dshaudit.documents.stretches import Outline
+
+_CTX_RE = re.compile(r"\bctx\.[A-Za-z_$]")
+_PATHISH_RE = re.compile(r"(?<![\w.@/:-])(?:\./)?([\w@][\w.@-]*/[\w./@-]*)")
+# Words that make a name the text's own: said within this many characters before it, in its stretch.
+OWN_REACH = 60
+_OWN_RE = re.compile(
+    r"\b(?:new|proposed|proposal|hypothetical|planned|future|invented|imaginary|fictional|example|"
+    r"out-of-tree|third-party|your\s+own|our\s+own|its\s+own|custom|non-?existent|would-be)\b",
+    re.IGNORECASE,
+)
+# Right before the name: the text says it is not there.
+_NOT_THERE_RE = re.compile(
+    r"\b(?:no|not|without|nor|never|neither|lacks?|missing|non-?existent)\s+(?:an?\s+|the\s+|any\s+)?"
+    r"(?:\w+\s+)?[`'\"“]?$",
+    re.IGNORECASE,
+)
+
+
+def owner_scope(web_url: str) -> str | None:
+    """The npm scope of DSH's owner, from its web address: `@deepseek-ai` for github.com/deepseek-ai/..."""
+    parts = web_url.rstrip("/").split("/")
+    return f"@{parts[-2].lower()}" if len(parts) >= 2 and parts[-2] else None
+
+
+class DshTies:
+    """Where one document is about DSH."""
+
+    def __init__(
+        self,
+        text: str,
+        outline: Outline,
+        citations: tuple[Citation, ...],
+        in_tree: Callable[[str], bool],
+        scope: str | None,
+    ):
+        self.text = text
+        self.outline = outline
+        self.in_tree = in_tree
+        self.scope = scope
+        starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
+        self.cited = sorted(
+            starts[c.source.line - 1] + c.source.column - 1
+            for c in citations
+            if 0 < c.source.line <= len(starts) and not c.problem
+        )
+        self._tied: dict[tuple[int, int], bool] = {}
+
+    def _cites(self, a: int, b: int) -> bool:
+        k = bisect_right(self.cited, a - 1)
+        return k < len(self.cited) and self.cited[k] < b
+
+    def _dsh_path(self, word: str) -> bool:
+        return "://" not in word and self.in_tree(word.rstrip("/"))
+
+    def tied(self, a: int, b: int) -> bool:
+        """Whether the text at [a, b) ties what it says to DSH."""
+        key = (a, b)
+        if key not in self._tied:
+            part = self.text[a:b]
+            self._tied[key] = (
+                self._cites(a, b)
+                or bool(_CTX_RE.search(part))
+                or (self.scope is not None and f"{self.scope}/" in part.lower())
+                or any(self._dsh_path(m.group(1)) for m in _PATHISH_RE.finditer(part))
+            )
+        return self._tied[key]
+
+    def self_tied(self, name: Name) -> bool:
+        if name.kind == COMMIT:
+            return True
+        if name.kind == PATH:
+            return self._dsh_path(name.text)
+        return name.kind == PACKAGE and self.scope is not None and name.text.lower().startswith(f"{self.scope}/")
+
+    def about_dsh(self, name: Name) -> bool:
+        """Whether the document claims `name` of DSH."""
+        stretch = self.outline.around(name.start)
+        before = self.text[max(stretch.start if stretch else 0, name.start - OWN_REACH) : name.start]
+        if _NOT_THERE_RE.search(before) or _OWN_RE.search(before):
+            return False
+        if self.self_tied(name):
+            return True
+        if stretch is None:
+            return False
+        if self.tied(stretch.start, stretch.end):
+            return True
+        if stretch.section >= 0:
+            return self.tied(*self.outline.headings[stretch.section])
+        return False
+
+
+def about_dsh(items: list[tuple[Name, SourceLocation]], ties: DshTies) -> list[tuple[Name, SourceLocation]]:
+    """The names of `items` that the document claims of DSH."""
+    return [(n, where) for n, where in items if ties.about_dsh(n)]
