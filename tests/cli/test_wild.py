@@ -516,3 +516,50 @@ def test_shape_alone_flags_only_in_a_document_written_for_dshaudit(workspace):
     (workspace / "findings" / "f.md").write_text(body)  # the same text, with no front matter
     run = run_cli("check", "--pin", "v1", "--format", "json")
     assert [c["status"] for c in run.json["citations"]] == ["ok"]
+
+
+# -- evidence, not shape, in a document not written for dshaudit ---------------------------------
+
+BRIDGE = (
+    "export function startBridge(conn) {\n"
+    "  conn.on('prompt', (request) => {\n"
+    "    return sendPrompt(request.text)\n"
+    "  })\n"
+    "\n"
+    "  // Permission requests become one-shot choices for the client.\n"
+    "  conn.on('approval', (request) => {\n"
+    "    return conn.requestPermission({ options: ['allow_once', 'reject_once'] })\n"
+    "  })\n"
+    "}\n" + "".join(f"\nexport function helper{n}(value) {{\n  return value + {n}\n}}\n" for n in range(40))
+)
+
+
+def test_a_permalink_whose_lines_hold_other_code_names_where_its_description_is(
+    workspace, fixture_repo, tmp_path, monkeypatch
+):
+    """Lines 2-4 hold the prompt handler; the link text speaks of permission choices, at 6-9.
+    Carried to a later pin it says so too: the lines were wrong where the document was written."""
+    shas = extend_fixture(
+        workspace,
+        fixture_repo,
+        tmp_path,
+        monkeypatch,
+        ("bridged", {"packages/acp/src/bridge.ts": BRIDGE}),
+        ("later", {"packages/acp/src/bridge.ts": "// a first line\n" + BRIDGE}),
+    )
+    link = f"{WEB}/blob/{shas['bridged']}/packages/acp/src/bridge.ts"
+    body = f"- [Permission choices for the client]({link}#L2-L4)\n- [Permission choices, cited right]({link}#L6-L9)\n"
+    page = workspace / "findings" / "f.md"
+    page.write_text(body)  # no front matter: not written for dshaudit
+
+    def checked(*args: str) -> list[dict]:
+        run = run_cli("check", "--format", "json", *args)
+        assert run.exit_code in (0, 1), run.stderr
+        return run.json["citations"]
+
+    got = checked()
+    assert [c["status"] for c in got] == ["suspect", "ok"]
+    assert "lines 6-8 (requestPermission, Permission, client) better than the cited 2-4" in got[0]["message"]
+    later = checked("--pin", "later")
+    assert later[0]["status"] == "suspect" and "already at" in later[0]["message"]
+    assert later[1]["status"] == "moved_since" and "bridge.ts:7-10 at later" in later[1]["message"]

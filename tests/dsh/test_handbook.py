@@ -55,3 +55,37 @@ def test_every_permalink_is_read_as_a_citation_at_its_own_commit(handbook):
         (c["target"]["path"], c["target"]["pin"], c["status"]) for c in whole if c["status"] not in ("ok", "unpinned")
     ]
     assert {c["target"]["pin"] for c in whole if c["status"] == "unpinned"} == {"master"}
+
+
+# The line citations whose lines hold other code than their link text says, at their own commit
+# (read by hand: see METHOD.md), and the lines where that code is.
+WRONG_AT_HOME = {
+    ("docs/en/integrations/acp-permission-request-ui.md", 144): "268-284",
+    ("docs/en/troubleshooting/code-mode-skill-context.md", 146): "1621-1639",
+    ("docs/en/troubleshooting/stuck-tool-cancellation.md", 155): "2534-2549",
+}
+
+
+def test_line_citations_wrong_at_their_own_commit_are_flagged_with_the_right_lines(handbook):
+    run = run_cli("check", "docs/en", "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    lined = [c for c in run.json["citations"] if c["target"]["lines"]]
+    flagged = {
+        (c["source"]["file"], c["source"]["line"]): c["message"] for c in lined if c["status"] not in ("ok", "unpinned")
+    }
+    for where, lines in WRONG_AT_HOME.items():
+        assert where in flagged and lines in flagged[where], (where, flagged.get(where))
+    # The one that ends past its file, and nothing else: shape alone flags nothing here.
+    others = set(flagged) - set(WRONG_AT_HOME)
+    assert others == {("docs/en/troubleshooting/live-session-log-durability.md", 175)}, others
+
+
+def test_only_names_tied_to_dsh_are_checked(handbook):
+    run = run_cli("check", "docs/en", "--pin", "rc2", "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    checked = {r["text"] for r in run.json["references"]}
+    failed = [r for r in run.json["references"] if r["status"] not in ("ok", "absent")]
+    # Error codes of other tools are not claims about DSH; DSH's own packages are.
+    assert not {"ETARGET", "ERR_PNPM_ADDING_TO_ROOT", "llama.cpp"} & checked
+    assert "@deepseek-ai/dsh-client-schema-form" in checked
+    assert len(failed) <= 5, [(r["text"], r["status"]) for r in failed]

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from itertools import accumulate
 
-from dshaudit.checking.suspect import FileView, suspect
+from dshaudit.checking.suspect import FileView, relevance_index, suspect
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
 from dshaudit.documents.findings import MARKDOWN_ENDINGS
 from dshaudit.documents.inference import Inferred
@@ -41,6 +41,13 @@ class FileText:
     _squashed: str | None = None
     _line_starts: list[int] | None = None
     _words: WordIndex | None = None
+    _relevance: WordIndex | None = None
+
+    def relevance(self) -> WordIndex:
+        """Which lines hold each word, import statements left out: built on first need."""
+        if self._relevance is None:
+            self._relevance = relevance_index(self.lines)
+        return self._relevance
 
     def words(self) -> WordIndex:
         """Which lines hold each word (for citations without an anchor): built on first need."""
@@ -272,7 +279,13 @@ class Verifier:
             reason = suspect(
                 Inferred(citation.inferred, citation.block, citation.words),
                 region,
-                FileView(text.lines, declarations, text.words(), path.lower().endswith(PROSE_FILE_ENDINGS)),
+                FileView(
+                    text.lines,
+                    declarations,
+                    text.words(),
+                    path.lower().endswith(PROSE_FILE_ENDINGS),
+                    None if citation.by_shape else text.relevance(),
+                ),
                 by_shape=citation.by_shape,
             )
             if reason:

@@ -13,11 +13,12 @@ give no verdict at all.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from dshaudit.core.model import LineRange
 from dshaudit.documents.inference import Inferred
-from dshaudit.documents.matching import WordIndex, alnum, squash, word_stem
+from dshaudit.documents.matching import WordIndex, alnum, squash, word_stem, words_of
 
 # A name on more lines of the file than this is a common word there, not evidence of where the code is.
 MAX_OTHER_PLACES = 4
@@ -32,6 +33,7 @@ class FileView:
     declarations: dict[str, tuple[LineRange, ...]]  # dotted name -> spans, doc comments included
     words: WordIndex | None = None
     prose: bool = False  # Markdown or plain text
+    relevance: WordIndex | None = None  # the words of its lines, import statements left out (relevance_index)
 
     def text(self, r: LineRange) -> str:
         return "\n".join(self.lines[r.start - 1 : r.end])
@@ -59,9 +61,11 @@ def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView, b
     if elsewhere:
         said = "; ".join(f"`{name}` is {where}" for name, where in elsewhere[:3])
         return f"the lines cited hold none of the names the text gives them: {said}"
+    if not by_shape:
+        return _suspect_relevance(inferred.words, region, view) if view.relevance and view.words else None
     return (
-        (_suspect_shape(region, view) if by_shape else None)
-        or (_suspect_midsentence(inferred.words, region, view) if by_shape else None)
+        _suspect_shape(region, view)
+        or _suspect_midsentence(inferred.words, region, view)
         or (_suspect_words(inferred.words, region, view) if view.words else None)
     )
 
@@ -235,6 +239,7 @@ def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | No
         for w in words
     ):
         return None
+    declared = declared or _member_declared(name, view)
     if declared:
         return "declared at " + ", ".join(
             f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}" for s in declared[:3]
@@ -390,3 +395,104 @@ def _suspect_words(words: tuple[str, ...], region: tuple[LineRange, ...], view: 
         f"the words of its sentence are not on the cited lines but {abs(k)} line{'s' if abs(k) != 1 else ''} "
         f"{'below' if k > 0 else 'above'}: {shown} at {lines} {where}"
     )
+
+
+def _member_declared(name: str, view: FileView) -> tuple[LineRange, ...]:
+    """Where the file declares the member a dotted name calls (`session.cancel`): a declaration
+    whose own name is its last part, inside one named like the part before it (`sessions`)."""
+    parts = [p for p in name.removesuffix("()").split(".") if p]
+    if len(parts) < 2:
+        return ()
+    owner, last = word_stem(parts[-2].lower()), parts[-1]
+    found = [
+        span
+        for dotted, spans in view.declarations.items()
+        if (names := dotted.split("."))[-1] == last and len(names) > 1 and word_stem(names[-2].lower()) == owner
+        for span in spans
+    ]
+    return tuple(sorted(found, key=lambda r: r.start))
+
+
+# An import statement names what a file uses, not what it does: its lines are no place a text describes.
+_IMPORT_START_RE = re.compile(r"^\s*(?:import\b|export\s*(?:\*|\{[^}]*$|\{.*\}\s*from\b))")
+_IMPORT_END_RE = re.compile(r"\bfrom\s*['\"]|^\s*import\s*['\"]|;\s*$")
+
+
+def relevance_index(lines: list[str]) -> WordIndex:
+    """The words of a file's lines, for relevance: those of its import statements left out, and
+    of the comment that opens the file (it speaks of the whole file, not of a place in it)."""
+    kept = list(lines)
+    n = 0
+    while n < len(lines) and (_is_comment(lines[n]) or not lines[n].strip()):
+        kept[n] = ""
+        n += 1
+    inside = False
+    for i, line in enumerate(lines):
+        if inside or _IMPORT_START_RE.match(line):
+            kept[i] = ""
+            inside = not _IMPORT_END_RE.search(line)
+    return WordIndex(kept)
+
+
+# How much the best place must hold (summed word weights, WordIndex.weight), and how much of
+# that the cited lines may hold at most, for a citation in a document not written for dshaudit
+# to be flagged by its words alone. Tuned on the handbook's line citations (METHOD.md).
+RELEVANCE_MIN = 6.0
+RELEVANCE_SHARE = 0.25
+
+
+def _suspect_relevance(words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView) -> str | None:
+    """Whether the words of the citation's description (its link text, sentence or row) stand
+    on other lines of the file clearly better than on the cited ones: scored over every stretch
+    of the file as long as the citation, words weighed by how rare they are in the file."""
+    index, whole = view.relevance, view.words
+    assert index is not None and whole is not None
+    stems = [w for w in dict.fromkeys(words) if whole.lines_of.get(w)]  # weighed by their rarity in the whole file
+    if not stems:
+        return None
+    lo, hi = min(r.start for r in region), max(r.end for r in region)
+    size = hi - lo
+
+    def held(a: int, b: int) -> list[str]:
+        return [w for w in stems if index.present(w, a, b)]
+
+    def often(a: int, b: int, there: list[str]) -> int:
+        return sum(bisect_right(index.lines_of[w], b) - bisect_left(index.lines_of[w], a) for w in there)
+
+    # What the cited lines hold, read whole: a citation of the imports or the opening comment holds their words.
+    here = sum(whole.weight(w) for w in stems if any(whole.present(w, r.start, r.end) for r in region))
+    best: tuple[float, int, int, list[str]] = (0.0, 0, 0, [])
+    for start in range(1, index.size - size + 1):
+        if start <= hi and start + size >= lo:
+            continue  # overlapping the cited lines: not another place
+        there = held(start, start + size)
+        score = sum(whole.weight(w) for w in there)
+        if score > best[0] + 1e-9 or (
+            score > 0 and abs(score - best[0]) <= 1e-9 and often(start, start + size, there) > best[2]
+        ):
+            best = (score, start, often(start, start + size, there), there)
+    score, start, _, there = best
+    if score < RELEVANCE_MIN or here > RELEVANCE_SHARE * score:
+        return None
+    first = min(n for w in there for n in index.lines_of[w] if start <= n <= start + size)
+    place = LineRange(first, min(first + size, index.size))
+    shown = ", ".join(_spelled(view.lines, place, there)[:3])
+    cited = ", ".join(f"{r.start}" if r.start == r.end else f"{r.start}-{r.end}" for r in region)
+    return (
+        f"its description's words match lines {place.start}-{place.end}{f' ({shown})' if shown else ''} "
+        f"better than the cited {cited}"
+    )
+
+
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _spelled(lines: list[str], place: LineRange, stems: list[str]) -> list[str]:
+    """The identifiers (else words) on those lines that hold the description's words, as the code spells them."""
+    wanted = set(stems)
+    out: list[str] = []
+    for n in range(place.start, place.end + 1):
+        for ident in _IDENTIFIER_RE.findall(lines[n - 1]):
+            if ident not in out and wanted & set(words_of(ident)):
+                out.append(ident)
+    return sorted(out, key=lambda i: (not any(c.isupper() or c == "_" for c in i[1:]), out.index(i)))

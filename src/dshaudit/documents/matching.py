@@ -39,6 +39,8 @@ def word_stem(word: str) -> str:
         return word[:-3] + "y"
     if word.endswith(("ing", "ed")) and len(word) > 5:
         word = word[:-3] if word.endswith("ing") else word[:-2]
+        if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+            word = word[:-1]  # `mapping`, `stopped`: the stem `map`, `stop`, as the code spells it
     elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         word = word[:-1]
     return word[:-1] if word.endswith("e") and len(word) > 3 else word

@@ -27,12 +27,15 @@ def carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], verifier: Verifie
         rebaser.prefetch(citations)
         written, pin = pins[old], pins[new]
         for c in citations:
-            move = rebaser.move(c)
-            if move.status is MoveStatus.UNCHANGED:
+            # A document not written for dshaudit may cite lines that hold other code than its text says
+            # where it was written: carried, they would too, so that is the verdict to give.
+            home = verifier.verify(c, written, written.name) if not c.by_shape else None
+            move = None if home is not None and home.status is Status.SUSPECT else rebaser.move(c)
+            if move is not None and move.status is MoveStatus.UNCHANGED:
                 out.append(verifier.verify(c, pin, pin.name))
-            elif move.status is MoveStatus.SKIPPED:
+            elif move is None or move.status is MoveStatus.SKIPPED:
                 # Wrong at its own commit already: that is the verdict to give.
-                v = verifier.verify(c, written, written.name)
+                v = home or verifier.verify(c, written, written.name)
                 out.append(
                     replace(v, message=f"already at {written.name}, where the document was written: {v.message}")
                 )

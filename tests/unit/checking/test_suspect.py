@@ -225,3 +225,78 @@ def test_a_name_the_text_says_is_absent_is_not_expected_on_the_lines():
     start = chunk.index("`s.ts:223`")
     (got,) = infer(chunk, [(start, start + 10)], [(start, start + 10)])
     assert "sessionCwd" in got.names and "delegationDepth" not in got.names and "parentOrigin" not in got.names
+
+
+# -- relevance: a document not written for dshaudit -------------------------------------------
+
+SERVER = """\
+/**
+ * A bridge between clients and sessions: permissions, prompts and events.
+ */
+import {
+  PermissionRequest,
+  PromptRequest,
+} from './protocol.ts'
+
+export function startBridge(conn: Connection) {
+  conn.on('prompt', (request) => {
+    const text = request.text
+    return sendPrompt(text)
+  })
+
+  conn.on('event', (event) => {
+    log(event)
+  })
+
+  // Permission requests become one-shot choices for the client.
+  conn.on('approval', (request) => {
+    return conn.requestPermission({ options: ['allow_once', 'reject_once'] })
+  })
+}
+""" + "".join(f"\nexport function helper{n}(value: number) {{\n  return value + {n}\n}}\n" for n in range(40))
+
+
+def _relevance(words: tuple[str, ...], start: int, end: int, names: tuple[str, ...] = ()) -> str | None:
+    from dshaudit.checking.suspect import relevance_index
+    from dshaudit.documents.matching import words_of
+
+    lines = SERVER.split("\n")
+    stems = tuple(w for phrase in words for w in words_of(phrase))
+    view = FileView(lines, {}, WordIndex(lines), False, relevance_index(lines))
+    return suspect(Inferred(names, (), stems), (LineRange(start, end),), view, by_shape=False)
+
+
+def test_words_that_stand_clearly_better_elsewhere_flag_and_name_the_place():
+    said = _relevance(("permission choices",), 10, 13)
+    assert said is not None
+    assert "lines 19-22" in said and "requestPermission" in said and "better than the cited 10-13" in said
+
+
+def test_the_lines_that_hold_the_words_are_not_flagged():
+    assert _relevance(("permission choices",), 20, 23) is None
+    assert _relevance(("prompt text",), 10, 13) is None
+
+
+def test_imports_and_the_opening_comment_are_no_place_a_description_points_at():
+    # The imports and the file's opening comment name permissions too; the place named is the code.
+    said = _relevance(("permission request",), 15, 17)
+    assert said is not None and "lines 19-21" in said
+    # and a citation of the opening comment holds its own words
+    assert _relevance(("bridge between clients and sessions",), 1, 3) is None
+
+
+def test_shape_alone_never_flags_without_a_pin_of_its_own():
+    lines = SERVER.split("\n")
+    view = FileView(lines, {}, WordIndex(lines), False, None)
+    assert suspect(Inferred((), (), ()), (LineRange(18, 19),), view, by_shape=False) is None  # ends on a blank line
+    assert suspect(Inferred((), (), ()), (LineRange(18, 19),), view, by_shape=True) is not None
+
+
+def test_a_dotted_call_names_the_member_declared_in_its_owner():
+    view = FileView(
+        SERVER.split("\n"),
+        {"createProxy.sessions.cancel": (LineRange(15, 17),), "createProxy.sessions": (LineRange(9, 24),)},
+        WordIndex(SERVER.split("\n")),
+    )
+    said = suspect(Inferred(("session.cancel",), (), ()), (LineRange(20, 23),), view)
+    assert said is not None and "`session.cancel` is declared at lines 15-17" in said
