@@ -222,6 +222,13 @@ class Status(DiagnosticStatus):
         "Between the commit the document was written at and the pin checked, the diff touched the cited lines: "
         "re-read them, and cite what is there now.",
     )
+    GONE_SINCE = (
+        "gone_since",
+        E,
+        "The cited text left its file since the document's own commit.",
+        "Between the commit the document was written at and the pin checked, the text of the cited lines "
+        "left the file; the message names the file and lines where it is at the pin. Cite those.",
+    )
     UNPINNED = (
         "unpinned",
         Severity.WARNING,

@@ -41,6 +41,22 @@ class Grep:
             for p, texts in found.items()
         }
 
+    def files_holding(self, lines: list[str]) -> list[str]:
+        """The files that hold any of `lines` (each of one line), its spacing aside, sorted."""
+        patterns = [a for line in lines for a in ("-e", _spacing_free(line))]
+        done = run.run(
+            ["grep", "-l", "-z", "-a", "-E", "--no-color", *patterns, self.sha, "--"], self.git_dir, env=run.C_LOCALE
+        )
+        out = run.text(done.output(no_match_ok=True, commit=self.sha), keep_newline=True)
+        prefix = self.sha + ":"
+        return sorted(p.removeprefix(prefix) for p in out.split("\0") if p)
+
+
+def _spacing_free(line: str) -> str:
+    """An extended regular expression for the line with any run of spaces in it, and none, where it has some."""
+    words = ["".join("\\" + ch if ch in ".[]()*+?{}|^$\\" else ch for ch in word) for word in line.split()]
+    return "[[:space:]]*".join(words)
+
 
 def _hiding(needles: list[str]) -> set[str]:
     """The needles whose match may hide another needle from `git grep -o`. git reports
