@@ -563,3 +563,172 @@ def test_a_permalink_whose_lines_hold_other_code_names_where_its_description_is(
     later = checked("--pin", "later")
     assert later[0]["status"] == "suspect" and "already at" in later[0]["message"]
     assert later[1]["status"] == "moved_since" and "bridge.ts:7-10 at later" in later[1]["message"]
+
+
+def test_a_document_whose_permalinks_agree_has_its_names_checked_at_that_commit(workspace, fixture_repo):
+    v1, v2 = fixture_repo.shas["v1"], fixture_repo.shas["v2"]
+    page = workspace / "findings" / "f.md"
+    page.write_text(
+        f"The [context]({WEB}/blob/{v1}/{CONTEXT}) keeps `fiber` and `noSuchFiberName`.\n"
+        f"So does [it again]({WEB}/blob/{v1}/{CONTEXT}#L5).\n"
+    )
+    run = run_cli("check", "--format", "json")
+    assert run.exit_code == 1, run.stderr
+    refs = {r["text"]: r for r in run.json["references"]}
+    assert refs["noSuchFiberName"]["status"] == "phantom" and v1[:8] in refs["noSuchFiberName"]["message"]
+    assert refs["fiber"]["status"] == "ok"
+    # Links at two commits: no default, and stderr says why the names went unchecked.
+    page.write_text(page.read_text().replace(f"blob/{v1}/{CONTEXT}#L5", f"blob/{v2}/{CONTEXT}#L5"))
+    run = run_cli("check", "--format", "json")
+    assert run.exit_code == 0, run.stderr
+    assert run.json["references"] == []
+    assert "link DSH at several commits" in run.stderr and "findings/f.md" in run.stderr
+
+
+def test_names_listed_beside_a_linked_file_must_be_declared_there(workspace, fixture_repo):
+    """A course's table of files, each with what it declares (as teaching repositories list them)."""
+    v1 = fixture_repo.shas["v1"]
+    agent = f"{WEB}/blob/{v1}/{AGENT}"
+    context = f"{WEB}/blob/{v1}/{CONTEXT}"
+    page = workspace / "findings" / "f.md"
+    page.write_text(
+        "| File | Declares |\n|---|---|\n"
+        f"| [`agent/src/index.ts`]({agent}) | `class AgentRegistry`, `AgentRegistry.setFactory` |\n"
+        f"| [`context.ts`]({context}) | `class Context`, `createAgent()` |\n"
+        f"| [`context.ts`]({context}) | `class Fiber` |\n"
+        "\nThe `createAgent` helper, named in prose with no link, is not listed.\n"
+    )
+    run = run_cli("check", "--format", "json")
+    assert run.exit_code == 1, run.stderr
+    got = {(r["source"]["line"], r["text"]): (r["status"], r["message"]) for r in run.json["references"]}
+    assert got[(3, "class AgentRegistry")][0] == "ok"
+    assert got[(3, "AgentRegistry.setFactory")] == (
+        "ok",
+        f"`AgentRegistry.setFactory` is declared at {AGENT}:17",
+    )
+    assert got[(4, "class Context")][0] == "ok"
+    status, message = got[(4, "createAgent()")]
+    assert status == "declared_elsewhere" and f"it is declared at {AGENT}:24" in message
+    status, message = got[(5, "class Fiber")]
+    assert status == "not_declared" and "`Fiber` is used in" in message and "no file declares it" in message
+
+
+def test_a_count_stated_beside_a_file_a_fact_measures_is_compared_with_the_fact(workspace, fixture_repo):
+    """`core.context-builtin-services` measures context.ts alone; a count of its services beside a
+    link to that file is compared with it, and a count of something else is left alone."""
+    v1 = fixture_repo.shas["v1"]
+    page = workspace / "findings" / "f.md"
+
+    def stated(count: int) -> list[dict]:
+        page.write_text(
+            f"The root [context]({WEB}/blob/{v1}/{CONTEXT}) builds {count} builtin services, in 3 lines of setup.\n"
+        )
+        run = run_cli("check", "--format", "json")
+        assert run.exit_code in (0, 1), run.stderr
+        return [r for r in run.json["references"] if r["kind"] == "stated"]
+
+    (right,) = [r for r in stated(2) if r["status"] == "ok"] or stated(2)
+    measured = int(right["message"].split(" is ")[1].split()[0])
+    assert [r["status"] for r in stated(measured)] == ["ok"]
+    (wrong,) = stated(measured + 1)
+    assert wrong["status"] == "value_differs"
+    assert f"the text says {measured + 1}; `core.context-builtin-services` is {measured}" in wrong["message"]
+    assert "counting rule: Services the Cordis root" in wrong["message"]
+
+
+COURSE_LESSON = """\
+# Lesson 2: the registry
+
+| File | What it holds |
+|---|---|
+| [`agent/src/index.ts`]({web}/blob/{sha}/packages/core/agent/src/index.ts) | `class AgentRegistry`, `createAgent()` |
+| [`cordis/src/context.ts`]({web}/blob/{sha}/vendor/cordis/src/context.ts) | `AgentRegistry.setFactory` |
+
+The root [context]({web}/blob/{sha}/vendor/cordis/src/context.ts) builds {count} builtin services.
+Our Python port keeps them in `ServiceTable`, built by `build_services`.
+"""
+
+
+def test_a_teaching_corpus_is_judged_on_what_it_says_of_dsh(workspace, tmp_path, fixture_repo):
+    """A course repository with its own Python code, linking DSH by permalink at one commit and
+    listing each file's names beside it: its own names are never flagged; a name listed beside the
+    wrong file is caught, with the right file; a count one too high is caught against its fact."""
+    from fixture_repo import _commit, _write, git
+
+    course = workspace / "course"
+    course.mkdir()
+    git(course, "init", "-q", "-b", "main")
+    _write(course, "port/services.py", "class ServiceTable:\n    pass\n\n\ndef build_services():\n    return {}\n")
+    _commit(course, "the port", "2026-08-01T10:00:00Z", "port")
+    lesson = course / "lesson.md"
+    v1 = fixture_repo.shas["v1"]
+
+    def checked(count: int) -> dict[str, tuple[str, str]]:
+        lesson.write_text(COURSE_LESSON.format(web=WEB, sha=v1, count=count))
+        run = run_cli("check", str(lesson), "--format", "json")
+        assert run.exit_code in (0, 1), run.stderr
+        return {r["text"]: (r["status"], r["message"]) for r in run.json["references"]}
+
+    first = checked(0)
+    measured = int(next(m for t, (s, m) in first.items() if t.startswith("0 ")).split(" is ")[1].split()[0])
+    refs = checked(measured + 1)
+    assert refs["class AgentRegistry"][0] == "ok"
+    assert refs["createAgent()"][0] == "ok"
+    status, message = refs["AgentRegistry.setFactory"]
+    assert status == "declared_elsewhere" and "packages/core/agent/src/index.ts:17" in message
+    (stated,) = [v for t, v in refs.items() if t.startswith(f"{measured + 1} ")]
+    assert stated[0] == "value_differs" and f"is {measured}" in stated[1]
+    assert all(s == "ok" for t, (s, _) in refs.items() if t in ("ServiceTable", "build_services"))
+    assert [t for t, (s, _) in refs.items() if s != "ok"] == [
+        "AgentRegistry.setFactory",
+        f"{measured + 1} builtin services.",
+    ]
+
+
+TABLE_TS = """\
+export function createSchema(db) {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS events (
+      session_id TEXT NOT NULL,
+      sequence_number INTEGER NOT NULL,
+      payload_text TEXT NOT NULL,
+      PRIMARY KEY (session_id, sequence_number)
+    )
+  `)
+}
+"""
+
+
+def test_an_unanchored_citation_whose_lines_were_edited_is_followed_to_where_its_text_went(
+    workspace, fixture_repo, tmp_path, monkeypatch
+):
+    """At `moved`, the table's text leaves schema.ts for schema.sql, spaced otherwise; at `edited`,
+    back in schema.ts, it is edited in place (a column renamed) and shifted down."""
+    shas = extend_fixture(
+        workspace,
+        fixture_repo,
+        tmp_path,
+        monkeypatch,
+        ("start", {"packages/store/src/schema.ts": TABLE_TS}),
+        (
+            "moved",
+            {
+                "packages/store/src/schema.ts": "export function createSchema(db) {\n  db.exec(readSql())\n}\n",
+                "packages/store/sql/schema.sql": "-- the schema\n\n"
+                + "\n".join(line.strip() for line in TABLE_TS.split("\n")[2:8])
+                + ";\n",
+            },
+        ),
+        ("edited", {"packages/store/src/schema.ts": "// the schema\n\n\n" + TABLE_TS.replace("payload_text", "body")}),
+    )
+    link = f"{WEB}/blob/{shas['start']}/packages/store/src/schema.ts#L3-L8"
+    page = workspace / "findings" / "f.md"
+    page.write_text(f"- [The events table and its key]({link})\n")
+    run = run_cli("check", "--pin", "moved", "--format", "json")
+    (gone,) = run.json["citations"]
+    assert gone["status"] == "gone_since", gone["message"]
+    assert "it is at packages/store/sql/schema.sql:3-7 at moved" in gone["message"]
+    run = run_cli("check", "--pin", "edited", "--format", "json")
+    (changed,) = run.json["citations"]
+    assert changed["status"] == "changed_since", changed["message"]
+    assert "most of their text is at packages/store/src/schema.ts:6-10 at edited" in changed["message"]

@@ -12,7 +12,9 @@ or the heading of its section,
 - or speaks of a `ctx.` service.
 
 A name that ties itself is checked wherever it stands: a commit, a path under
-one of DSH's root folders, a package of that scope. A name the text calls new,
+one of DSH's root folders, a package of that scope. A name in the text of a
+link to another site (an npm page of a package, say)
+speaks of what that link points at, never of DSH. A name the text calls new,
 proposed, hypothetical or its own, or one it says is not there (`no X`,
 `nonexistent X`), is never a claim that DSH has it. A document with a pin in
 its front matter was written for dshaudit: every name of it is checked.
@@ -30,6 +32,7 @@ from dshaudit.documents.names import COMMIT, PACKAGE, PATH, Name
 from dshaudit.documents.stretches import Outline
 
 _CTX_RE = re.compile(r"\bctx\.[A-Za-z_$]")
+_LINK_RE = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*<?(https?://[^\s)>]+)")
 _PATHISH_RE = re.compile(r"(?<![\w.@/:-])(?:\./)?([\w@][\w.@-]*/[\w./@-]*)")
 # Words that make a name the text's own: said within this many characters before it, in its stretch.
 OWN_REACH = 60
@@ -62,8 +65,16 @@ class DshTies:
         citations: tuple[Citation, ...],
         in_tree: Callable[[str], bool],
         scope: str | None,
+        web_url: str | None = None,
     ):
         self.text = text
+        # The text of each link to another site: [start, end) of what is between the brackets.
+        home = (web_url or "").rstrip("/").lower()
+        self.elsewhere = sorted(
+            (m.start(1), m.end(1))
+            for m in _LINK_RE.finditer(text)
+            if not (home and m.group(2).lower().startswith(home + "/"))
+        )
         self.outline = outline
         self.in_tree = in_tree
         self.scope = scope
@@ -108,6 +119,9 @@ class DshTies:
         before = self.text[max(stretch.start if stretch else 0, name.start - OWN_REACH) : name.start]
         if _NOT_THERE_RE.search(before) or _OWN_RE.search(before):
             return False
+        k = bisect_right(self.elsewhere, (name.start, len(self.text))) - 1
+        if k >= 0 and self.elsewhere[k][0] <= name.start < self.elsewhere[k][1]:
+            return False  # the text of a link to another site: it names what is there
         if self.self_tied(name):
             return True
         if stretch is None:

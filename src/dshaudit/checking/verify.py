@@ -19,13 +19,14 @@ from dshaudit.documents.findings import FindingsFile
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.twin import in_background
-from dshaudit.platform import background
+from dshaudit.platform import background, ui
 from dshaudit.platform.background import BackgroundJob, Placement
 
 if TYPE_CHECKING:
     from dshaudit.core.references import Reference
     from dshaudit.documents.names import Name
     from dshaudit.facts.book import FactBook
+    from dshaudit.git.snapshot import Snapshot
 
 
 def check(
@@ -181,9 +182,11 @@ def _reference_work(
     from dshaudit.documents.names import MAX_NAME_CHARS
 
     work: list[_Work] = []
+    split: list[tuple[FindingsFile, list[Pin]]] = []
     for f in files:
-        ref = pin_override or f.pin
-        pin = resolver.resolve(ref) if ref else None
+        pin = document_pin(f, resolver, pin_override)
+        if pin is None and not pin_override and not f.pin and len(commits := linked_commits(f, resolver)) > 1:
+            split.append((f, commits))
         if pin is None or not f.text:
             continue
         items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
@@ -197,9 +200,39 @@ def _reference_work(
                     file=f.path,
                     line=where.line,
                 )
-        if items or absent:
+        if items or absent or (f.pin is None and f.citations):  # and what it says beside the files it links
             work.append((f, pin, items, absent))
+    if split:
+        f, commits = split[0]
+        ui.note(
+            f"{len(split)} document{'s' if len(split) > 1 else ''} link DSH at several commits, so their names are "
+            f"checked only at a --pin (e.g. {f.path}: {', '.join(p.sha[:8] for p in commits[:4])})"
+        )
     return work
+
+
+def document_pin(f: FindingsFile, resolver: PinResolver, pin_override: str | None) -> Pin | None:
+    """The pin a document's names and claims are checked at: --pin, else its front matter's, else
+    the one commit all its permalinks name (a document not written for dshaudit that links DSH
+    at one commit speaks of that commit)."""
+    ref = pin_override or f.pin
+    if ref:
+        return resolver.resolve(ref)
+    commits = linked_commits(f, resolver)
+    return commits[0] if len(commits) == 1 else None
+
+
+def linked_commits(f: FindingsFile, resolver: PinResolver) -> list[Pin]:
+    """The commits the document's permalinks name (branches aside: they name no commit for good), by SHA."""
+    found: dict[str, Pin] = {}
+    for ref in sorted({c.pin_ref for c in f.citations if c.is_permalink and c.pin_ref and not c.problem}):
+        try:
+            pin = resolver.resolve_link(ref)
+        except RepoError:
+            continue  # no clone to ask: the citations say so
+        if pin is not None and not pin.branch:
+            found.setdefault(pin.sha, pin)
+    return [found[sha] for sha in sorted(found)]
 
 
 def _about_dsh(
@@ -226,9 +259,8 @@ def _about_dsh(
             roots[first] = entry is not None and entry.kind == "tree"
         return roots[first]
 
-    ties = DshTies(
-        f.text, outline(f.text, front_lines(f.text)), f.citations, in_tree, owner_scope(resolver.config.web_url)
-    )
+    web = resolver.config.web_url
+    ties = DshTies(f.text, outline(f.text, front_lines(f.text)), f.citations, in_tree, owner_scope(web), web)
     return about_dsh(items, ties)
 
 
@@ -281,8 +313,42 @@ def _check_references(
         exempt = document_exemptions(f.text) | set(resolver.config.pins)
         snapshot = repository().snapshot(pin.sha, pin.name)
         own = _own_definitions(f)
-        out += [(pin, r) for r in check_references(items, snapshot, exempt=exempt, absent=absent, own=own)]
+        found = check_references(items, snapshot, exempt=exempt, absent=absent, own=own)
+        if f.pin is None:
+            found = _beside_files(f, items, found, pin, snapshot, resolver, repository)
+        out += [(pin, r) for r in found]
     return out
+
+
+def _beside_files(
+    f: FindingsFile,
+    items: list[tuple[Name, SourceLocation]],
+    found: list[Reference],
+    pin: Pin,
+    snapshot: Snapshot,
+    resolver: PinResolver,
+    repository: Callable[[], DshRepository],
+) -> list[Reference]:
+    """What a document not written for dshaudit says beside a file it names: the names it lists
+    there are declared there (linked.py), and the counts it states are the facts' (stated.py)."""
+    from dshaudit.checking.linked import check_linked, linked_names
+    from dshaudit.checking.mentions import front_lines
+    from dshaudit.checking.stated import check_stated, single_file_facts, stated_numbers
+    from dshaudit.documents.stretches import outline
+    from dshaudit.facts.book import FactBook, registry
+
+    shape = outline(f.text, front_lines(f.text))
+    found = check_linked(linked_names(items, shape, f.citations, f.text), found, snapshot)
+    files = single_file_facts({i: spec.paths for i, spec in registry().items()})
+    stated = stated_numbers(f.text, shape, f.citations, files, f.path)
+    if not stated:
+        return found
+    book = FactBook(repository, resolver=resolver)
+    try:
+        counted = check_stated(stated, lambda fact_id: book.get(fact_id, pin), snapshot.sha[:8])
+    finally:
+        book.close()
+    return sorted(found + counted, key=lambda r: (r.source.file, r.source.line, r.source.column))
 
 
 def _own_definitions(f: FindingsFile) -> Mapping[str, str]:
@@ -363,7 +429,7 @@ def _check_claims(
 
     known = set(registry())
     book = own_book or FactBook(repository, resolver=resolver)
-    pins = {f.path: resolver.resolve(ref) if (ref := pin_override or f.pin) else None for f in files}
+    pins = {f.path: document_pin(f, resolver, pin_override) for f in files}
     wanted: dict[Pin, set[str]] = {}
     for f in files:
         pin = pins[f.path]

@@ -63,6 +63,23 @@ class ReferenceStatus(DiagnosticStatus):
         "clone has not fetched, or a mistyped id. Name a commit of DSH, or say whose commit it is.",
         Reach.NOWHERE,
     )
+    DECLARED_ELSEWHERE = (
+        "declared_elsewhere",
+        E,
+        "A name listed beside a linked file is declared in another file.",
+        "The text ties the name to the file it links (the same sentence, list item or table row), and that "
+        "file does not declare it at the pin; the message names the file and line that do. Link that file, "
+        "or move the name beside it.",
+        Reach.LINES,
+    )
+    NOT_DECLARED = (
+        "not_declared",
+        W,
+        "A name listed beside a linked file is neither in it nor declared anywhere.",
+        "The file linked beside the name does not hold it, and no file at the pin declares it: it may be "
+        "a property, a string or a name of another project. Say what it is, or link where it comes from.",
+        Reach.NOWHERE,
+    )
     ABSENT_CONFIRMED = ("absent", N, "", "", Reach.NOWHERE)
     PRESENT = (
         "present",

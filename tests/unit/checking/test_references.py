@@ -647,7 +647,9 @@ def test_statuses_know_their_behaviour():
         ReferenceStatus.VALUE_DIFFERS,
         ReferenceStatus.NO_MATCH,
         ReferenceStatus.PRESENT,
+        ReferenceStatus.DECLARED_ELSEWHERE,
     }
+    assert not ReferenceStatus.NOT_DECLARED.fails() and ReferenceStatus.NOT_DECLARED.is_rule  # a warning
     for s in failing:
         assert s.short and s.help and s.is_rule
         assert s.family == "reference"

@@ -9,7 +9,9 @@ ROOTS = {"packages", "vendor"}
 
 
 def _checked(text: str, citations: tuple[Citation, ...] = ()) -> set[str]:
-    ties = DshTies(text, outline(text), citations, lambda p: p.split("/")[0] in ROOTS, "@acme")
+    ties = DshTies(
+        text, outline(text), citations, lambda p: p.split("/")[0] in ROOTS, "@acme", "https://example.invalid/acme/h"
+    )
     return {n.text for n, _, _ in document_names(text) if ties.about_dsh(n)}
 
 
@@ -59,3 +61,12 @@ def test_a_path_outside_dsh_roots_ties_nothing():
 def test_the_owner_scope_comes_from_the_web_address():
     assert owner_scope("https://github.com/acme-ai/harness") == "@acme-ai"
     assert owner_scope("https://github.com/acme-ai/harness/") == "@acme-ai"
+
+
+def test_the_text_of_a_link_to_another_site_names_what_is_there():
+    text = (
+        "See [the npm page of `@acme/gone-pkg`](https://www.npmjs.com/package/@acme/gone-pkg) and "
+        "[`@acme/kept`](https://example.invalid/acme/h/blob/abc1234/packages/kept/package.json).\n"
+    )
+    checked = _checked(text)
+    assert "@acme/kept" in checked and "@acme/gone-pkg" not in checked
