@@ -339,6 +339,20 @@ async def test_code_actions_anchor_move_and_carry(client, doc):
     assert {d.code for d in await published(client, uri, 2)} == {"phantom", "suspect", "contradicted"}
 
 
+async def test_a_suspect_permalink_is_offered_the_lines_its_text_describes(client, doc, fixture_repo):
+    """A document not written for dshaudit links lines 2-3 of the agent module for `setFactory`,
+    which that module declares at 17-21: the action points the link there."""
+    link = f"https://example.invalid/dsh/blob/{fixture_repo.shas['v1']}/packages/core/agent/src/index.ts"
+    text = f"- [`AgentRegistry.setFactory` sets the factory]({link}#L2-L3)\n"
+    uri = await opened(client, doc, text)
+    found = await actions(client, uri, 0)
+    (point,) = [a for a in found if a.title.startswith("Point")]
+    assert point.title == "Point this permalink at the lines its text describes"
+    edit = single_edit(point, uri)
+    assert edit.new_text == f"{link}#L17-L21"
+    assert edit.range.start == at(0, text.index(link))
+
+
 async def test_carrying_a_citation_of_a_renamed_file(client, doc):
     text = "---\npin: v1\n---\nThe registry (`packages/core/agent/src/index.ts:17` → `setFactory`).\n"
     uri = open_document(client, doc, text)

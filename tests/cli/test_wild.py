@@ -732,3 +732,40 @@ def test_an_unanchored_citation_whose_lines_were_edited_is_followed_to_where_its
     (changed,) = run.json["citations"]
     assert changed["status"] == "changed_since", changed["message"]
     assert "most of their text is at packages/store/src/schema.ts:6-10 at edited" in changed["message"]
+
+
+def test_numbers_read_from_another_version_of_the_file_are_traced_to_it(workspace, fixture_repo, tmp_path, monkeypatch):
+    """The link names `grown`, where ten lines came above the code; its numbers are those of `bridged`."""
+    shas = extend_fixture(
+        workspace,
+        fixture_repo,
+        tmp_path,
+        monkeypatch,
+        ("bridged", {"packages/acp/src/bridge.ts": BRIDGE}),
+        ("grown", {"packages/acp/src/bridge.ts": "".join(f"// note {n}\n" for n in range(10)) + BRIDGE}),
+    )
+    page = workspace / "findings" / "f.md"
+    link = f"{WEB}/blob/{shas['grown']}/packages/acp/src/bridge.ts"
+    page.write_text(f"- [Permission choices for the client]({link}#L6-L8)\n")
+    run = run_cli("check", "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    (got,) = run.json["citations"]
+    assert got["status"] == "suspect", got["message"]
+    assert "match lines 16-18" in got["message"]
+    assert (
+        f"these numbers match the file from {shas['bridged'][:12]} until {shas['grown'][:12]}, the commit cited"
+    ) in got["message"]
+
+
+def test_anchor_offers_the_lines_a_suspect_permalink_s_text_describes(workspace, fixture_repo, tmp_path, monkeypatch):
+    shas = extend_fixture(
+        workspace, fixture_repo, tmp_path, monkeypatch, ("bridged", {"packages/acp/src/bridge.ts": BRIDGE})
+    )
+    page = workspace / "findings" / "f.md"
+    link = f"{WEB}/blob/{shas['bridged']}/packages/acp/src/bridge.ts"
+    page.write_text(f"- [Permission choices for the client]({link}#L2-L4)\n")
+    run = run_cli("check", "--format", "json")
+    assert run.json["citations"][0]["suggested"] == "6-8"
+    assert run_cli("anchor", str(page), "--write").exit_code == 0
+    assert page.read_text() == f"- [Permission choices for the client]({link}#L6-L8)\n"
+    assert run_cli("check", "--format", "json").json["citations"][0]["status"] == "ok"

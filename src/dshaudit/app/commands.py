@@ -445,6 +445,8 @@ def anchor(session: Session, path: Path, pin: str | None, write: bool) -> Outcom
         if v is not None and v.pin is not None and v.status is Status.OK:
             verdicts[i] = v
             texts[i] = verifier.text(session.repository().snapshot(v.pin.sha, v.pin.name), v.path)
+        elif v is not None and v.suggested:  # suspect, with the lines that hold what its text describes
+            verdicts[i] = v
     edits = propose(list(f.citations), verdicts, texts, f.pin or pin, f.text.split("\n"))
     if write and edits and f.read is not None:
         data = reread(f.read, f.path, "anchor").data

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from dshaudit.checking.citations import FileText
-from dshaudit.core.model import Citation, Pin, Status, Verdict, format_lines
+from dshaudit.core.model import Citation, LineRange, Pin, Status, Verdict, format_lines
 from dshaudit.core.status import DiagnosticStatus, Severity
 from dshaudit.documents.findings import join_raw_lines, raw_lines
 from dshaudit.documents.matching import squash
@@ -89,6 +89,11 @@ def propose(
     edits = []
     for i, c in enumerate(citations):
         v, text = verdicts.get(i), texts.get(i)
+        if v is not None and v.status is Status.SUSPECT and v.suggested and not c.quoted:
+            moved = _relinked(c, v.suggested[0])
+            if moved is not None:
+                edits.append(moved)
+            continue
         if v is None or text is None or v.status is not Status.OK or c.quoted or c.anchors or c.symbol:
             continue
         if not c.lines:
@@ -116,6 +121,22 @@ def propose(
             continue
         edits.append(Edit(c.source.line, c.source.column, old, new, why, anchor))
     return edits
+
+
+_LINE_FRAGMENT_RE = re.compile(r"#L\d+(?:C\d+)?(?:-L\d+(?:C\d+)?)?$")
+
+
+def _relinked(c: Citation, place: LineRange) -> Edit | None:
+    """A permalink to lines that hold other code than its text describes, pointed at `place`,
+    the lines of the same file at the same commit that hold it."""
+    old = c.text
+    if c.form != "permalink" or not c.lines or not _LINE_FRAGMENT_RE.search(old):
+        return None
+    lines = f"#L{place.start}" if place.start == place.end else f"#L{place.start}-L{place.end}"
+    new = _LINE_FRAGMENT_RE.sub(lines, old)
+    return Edit(
+        c.source.line, c.source.column, old, new, f"permalink pointed at lines {place}, where its text's code is", ""
+    )
 
 
 def choose_anchor(c: Citation, v: Verdict, text: FileText) -> str | None:

@@ -6,12 +6,15 @@ decides its status: path, then range, then symbol anchor, then content anchor.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from itertools import accumulate
 
-from dshaudit.checking.suspect import FileView, relevance_index, suspect
+from dshaudit.checking.suspect import FileView, described_place, relevance_index, suspect
+from dshaudit.core.errors import RepoError
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
 from dshaudit.documents.findings import MARKDOWN_ENDINGS
 from dshaudit.documents.inference import Inferred
@@ -83,6 +86,21 @@ class FileText:
                 hits.append(line)
             i = self._squashed.find(needle, i + 1)
         return hits
+
+
+# How far from a citation's commit its numbers are looked for (first-parent commits, each way).
+TIME_TRAVEL_REACH = 200
+_PULL_REQUEST_RE = re.compile(r"#(\d+)\b")
+
+
+def _commit_words(sha: str, subject: str) -> str:
+    """A commit as a message names it: its short id, and the pull request its subject names."""
+    pr = _PULL_REQUEST_RE.search(subject)
+    return f"{sha[:12]}" + (f" (#{pr.group(1)})" if pr else "")
+
+
+def _commits(distance: int) -> str:
+    return f"{abs(distance)} first-parent commit{'s' if abs(distance) != 1 else ''}"
 
 
 def _describe_lines(lines: list[int], limit: int = 5) -> str:
@@ -191,8 +209,8 @@ class Verifier:
             close = snap.closest_paths(citation.path)
             hint = f"; closest existing path: {close[0]}" if close else ""
             return verdict(Status.MISSING_PATH, f"no such file at {pin.name}{hint}")
-        status, message, resolved = self._check_file(citation, snap, path, pin)
-        return Verdict(citation, pin, status, (how + "; " if how else "") + message, resolved, path)
+        status, message, resolved, suggested = self._check_file(citation, snap, path, pin)
+        return Verdict(citation, pin, status, (how + "; " if how else "") + message, resolved, path, suggested)
 
     @staticmethod
     def _folder(citation: Citation, snap: Snapshot, pin: Pin) -> Verdict:
@@ -207,13 +225,17 @@ class Verifier:
 
     def _check_file(
         self, citation: Citation, snap: Snapshot, path: str, pin: Pin
-    ) -> tuple[Status, str, tuple[LineRange, ...]]:
-        """The levels after the path: a text file, lines in range, symbol, anchors, inferred anchors."""
+    ) -> tuple[Status, str, tuple[LineRange, ...], tuple[LineRange, ...]]:
+        """The levels after the path: a text file, lines in range, symbol, anchors, inferred anchors;
+        with the verdict, the lines looked at and the lines suggested instead (Verdict.suggested)."""
 
         def failed(
-            status: Status, message: str, resolved: tuple[LineRange, ...] = ()
-        ) -> tuple[Status, str, tuple[LineRange, ...]]:
-            return status, message, resolved
+            status: Status,
+            message: str,
+            resolved: tuple[LineRange, ...] = (),
+            suggested: tuple[LineRange, ...] = (),
+        ) -> tuple[Status, str, tuple[LineRange, ...], tuple[LineRange, ...]]:
+            return status, message, resolved, suggested
 
         entry = snap.entry(path)
         assert entry is not None
@@ -276,23 +298,72 @@ class Verifier:
                 return failed(Status.CONTENT_MISMATCH, f"`{absent[0]}` is nowhere in {path} at {pin.name}")
         if region and not (citation.has_anchor or citation.expected_code):
             declarations = self.symbols(snap, path).spans if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS else {}
-            reason = suspect(
-                Inferred(citation.inferred, citation.block, citation.words),
-                region,
-                FileView(
-                    text.lines,
-                    declarations,
-                    text.words(),
-                    path.lower().endswith(PROSE_FILE_ENDINGS),
-                    None if citation.by_shape else text.relevance(),
-                ),
-                by_shape=citation.by_shape,
+            inferred = Inferred(citation.inferred, citation.block, citation.words)
+            view = FileView(
+                text.lines,
+                declarations,
+                text.words(),
+                path.lower().endswith(PROSE_FILE_ENDINGS),
+                None if citation.by_shape else text.relevance(),
             )
+            reason = suspect(inferred, region, view, by_shape=citation.by_shape)
             if reason:
-                return failed(Status.SUSPECT, reason, region)
+                if citation.by_shape:
+                    return failed(Status.SUSPECT, reason, region)
+                place = described_place(inferred, region, view)
+                reason += self._time_travel(citation, snap, path, region)
+                return failed(Status.SUSPECT, reason, region, (place,) if place else ())
         if pin.branch:
             return failed(Status.UNPINNED, _unpinned(pin), region)
         return failed(Status.OK, "ok", region)
+
+    def _time_travel(self, citation: Citation, snap: Snapshot, path: str, region: tuple[LineRange, ...]) -> str:
+        """Where the numbers of a citation that does not hold were right: the nearest version of its
+        file, within TIME_TRAVEL_REACH first-parent commits before or after, whose cited lines hold
+        what the text describes (its author read the numbers there). '' when none does."""
+        from dshaudit.checking.suspect import holds_described
+        from dshaudit.git.log import nearby_versions
+
+        entry = snap.entry(path)
+        repository = self.repository()
+        try:
+            versions = nearby_versions(repository, snap.sha, path, TIME_TRAVEL_REACH)
+        except RepoError:
+            return ""
+        inferred = Inferred(citation.inferred, citation.block, citation.words)
+        seen = {entry.blob_sha if entry else ""}
+        for version in versions:
+            if version.blob in seen:
+                continue
+            seen.add(version.blob)
+            text = self._text(snap, version.blob)
+            if text is None or any(r.end > len(text.lines) for r in region):
+                continue
+            blob = version.blob
+            is_code = path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS
+            spans = declarations.symbol_table(path, blob, partial(self._read, snap, blob)).spans if is_code else {}
+            view = FileView(
+                text.lines,
+                spans,
+                text.words(),
+                path.lower().endswith(PROSE_FILE_ENDINGS),
+                text.relevance(),
+            )
+            if suspect(inferred, region, view, by_shape=False) is None and holds_described(inferred, region, view):
+                made = _commit_words(version.commit.sha, version.commit.subject)
+                if version.distance > 0:
+                    return (
+                        f"; these numbers match the file from {made}, "
+                        f"{version.distance} first-parent commits after {snap.sha[:12]}"
+                    )
+                # Before the citation's commit: the file kept this version until the next one toward it.
+                nxt = min((v for v in versions if version.distance < v.distance <= 0), key=lambda v: v.distance)
+                when = f"{_commits(nxt.distance)} before {snap.sha[:12]}" if nxt.distance else "the commit cited"
+                return (
+                    f"; these numbers match the file from {made} until "
+                    f"{_commit_words(nxt.commit.sha, nxt.commit.subject)}, {when}"
+                )
+        return ""
 
     def _declaration_holding(
         self, snap: Snapshot, path: str, region: tuple[LineRange, ...], text: FileText

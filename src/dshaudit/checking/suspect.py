@@ -240,6 +240,8 @@ def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | No
     ):
         return None
     declared = declared or _member_declared(name, view)
+    if any(lo <= d.start and d.end <= hi for d in declared):
+        return None  # the cited lines hold the whole declaration
     if declared:
         return "declared at " + ", ".join(
             f"line {s.start}" if s.start == s.end else f"lines {s.start}-{s.end}" for s in declared[:3]
@@ -445,6 +447,35 @@ def _suspect_relevance(words: tuple[str, ...], region: tuple[LineRange, ...], vi
     """Whether the words of the citation's description (its link text, sentence or row) stand
     on other lines of the file clearly better than on the cited ones: scored over every stretch
     of the file as long as the citation, words weighed by how rare they are in the file."""
+    found = _best_place(words, region, view)
+    if found is None:
+        return None
+    place, there = found
+    shown = ", ".join(_spelled(view.lines, place, there)[:3])
+    cited = ", ".join(f"{r.start}" if r.start == r.end else f"{r.start}-{r.end}" for r in region)
+    return (
+        f"its description's words match lines {place.start}-{place.end}{f' ({shown})' if shown else ''} "
+        f"better than the cited {cited}"
+    )
+
+
+def described_place(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -> LineRange | None:
+    """Where the file holds what the text describes, when the cited lines do not: the declaration
+    of a name the text gives them, else the stretch its description's words match clearly better."""
+    for name in inferred.names:
+        last = name.rsplit(".", 1)[-1].removesuffix("()")
+        declared = view.declarations.get(name) or view.declarations.get(last) or _member_declared(name, view)
+        if declared and _where(name, region, view):
+            return declared[0]
+    found = _best_place(inferred.words, region, view) if view.relevance is not None and view.words else None
+    return found[0] if found else None
+
+
+def _best_place(
+    words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView
+) -> tuple[LineRange, list[str]] | None:
+    """The stretch of the file, as long as the cited one and apart from it, that the description's
+    words match clearly better (RELEVANCE_MIN, RELEVANCE_SHARE), and the words it holds; or None."""
     index, whole = view.relevance, view.words
     assert index is not None and whole is not None
     stems = [w for w in dict.fromkeys(words) if whole.lines_of.get(w)]  # weighed by their rarity in the whole file
@@ -475,13 +506,7 @@ def _suspect_relevance(words: tuple[str, ...], region: tuple[LineRange, ...], vi
     if score < RELEVANCE_MIN or here > RELEVANCE_SHARE * score:
         return None
     first = min(n for w in there for n in index.lines_of[w] if start <= n <= start + size)
-    place = LineRange(first, min(first + size, index.size))
-    shown = ", ".join(_spelled(view.lines, place, there)[:3])
-    cited = ", ".join(f"{r.start}" if r.start == r.end else f"{r.start}-{r.end}" for r in region)
-    return (
-        f"its description's words match lines {place.start}-{place.end}{f' ({shown})' if shown else ''} "
-        f"better than the cited {cited}"
-    )
+    return LineRange(first, min(first + size, index.size)), there
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_$][\w$]*")
@@ -496,3 +521,16 @@ def _spelled(lines: list[str], place: LineRange, stems: list[str]) -> list[str]:
             if ident not in out and wanted & set(words_of(ident)):
                 out.append(ident)
     return sorted(out, key=lambda i: (not any(c.isupper() or c == "_" for c in i[1:]), out.index(i)))
+
+
+def holds_described(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -> bool:
+    """Whether the cited lines hold what the text describes, by positive evidence: a name the
+    text gives them stands on them, or the words of its description weigh at least RELEVANCE_MIN there."""
+    if any(_where(name, region, view) is None for name in inferred.names):
+        return True
+    whole = view.words
+    if whole is None:
+        return False
+    stems = [w for w in dict.fromkeys(inferred.words) if whole.lines_of.get(w)]
+    here = sum(whole.weight(w) for w in stems if any(whole.present(w, r.start, r.end) for r in region))
+    return here >= RELEVANCE_MIN

@@ -247,6 +247,8 @@ class Verdict:
     resolved_lines: tuple[LineRange, ...] = field(default=())
     # The tree path the citation was read at (an abbreviated path resolved); None: as written, or not found.
     resolved_path: str | None = None
+    # Of a suspect citation: the lines of the file where what its text describes stands (checking/suspect.py).
+    suggested: tuple[LineRange, ...] = field(default=())
 
     @property
     def path(self) -> str:
@@ -279,7 +281,7 @@ class Verdict:
             else None,
             "status": self.status.value,
             "message": self.message,
-        }
+        } | ({"suggested": format_lines(self.suggested)} if self.suggested else {})
 
 
 def jsonable(value: object) -> object:

@@ -227,3 +227,62 @@ class Pickaxe:
     def close(self) -> None:
         """End git if its answer was not collected (`stop` does nothing once it was)."""
         self._proc.stop()
+
+
+# -- the versions of one file near a commit -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileVersion:
+    """The file as one first-parent commit near another left it."""
+
+    commit: Commit
+    blob: str
+    distance: int  # first-parent commits from the one asked about: negative before it, positive after
+
+
+def nearby_versions(repository: DshRepository, sha: str, path: str, reach: int) -> list[FileVersion]:
+    """The versions of `path` that the first-parent commits within `reach` before and after `sha`
+    made (after: on the first-parent line of the clone's HEAD), nearest first. A version is the
+    file as the commit left it; one that deleted the file is left out."""
+    out: list[FileVersion] = []
+    for side, revs in ((-1, [f"-n{reach}", sha]), (1, ["--reverse", "--ancestry-path", f"{sha}..HEAD"])):
+        line_of = _first_parent_positions(repository, revs, side)
+        listed = run.run(
+            [
+                "log",
+                "--first-parent",
+                "--no-renames",
+                "--format=%x01%H%x00%cI%x00%s",
+                "--raw",
+                "--no-abbrev",
+                *revs,
+                "--",
+                path,
+            ],
+            repository.git_dir,
+            env=run.C_LOCALE,
+        )
+        if listed.returncode != 0:
+            continue  # no HEAD, or `sha` not below it: nothing on that side
+        for record in run.text(listed.stdout).split("\x01")[1:]:
+            head, _, raw = record.partition("\n")
+            full, date, subject = head.split("\0", 2)
+            if full not in line_of:
+                continue  # beyond the reach
+            blobs = [ln.split()[3] for ln in raw.splitlines() if ln.startswith(":")]
+            if blobs and blobs[0] != _NO_BLOB:
+                out.append(FileVersion(Commit(full, date, subject), blobs[0], line_of[full]))
+    return sorted(out, key=lambda v: (abs(v.distance), v.distance))
+
+
+def _first_parent_positions(repository: DshRepository, revs: list[str], side: int) -> dict[str, int]:
+    """The first-parent commits `revs` names (at most 200 past the start), each with its signed distance."""
+    listed = run.run(["rev-list", "--first-parent", *revs], repository.git_dir, env=run.C_LOCALE)
+    if listed.returncode != 0:
+        return {}
+    commits = [line for line in run.text(listed.stdout).splitlines() if line]
+    if side > 0:
+        commits = commits[:200]
+        return {c: i + 1 for i, c in enumerate(commits)}
+    return {c: -i for i, c in enumerate(commits)}

@@ -361,14 +361,17 @@ def _edit(a: Analysis, c: Citation, old: str, new: str) -> types.WorkspaceEdit:
     )
 
 
+_POINT_TITLE = "Point this permalink at the lines its text describes"
+
+
 def _anchor_actions(a: Analysis, scope: Scope, c: Citation, v: Verdict) -> list[types.CodeAction]:
     assert v.pin is not None and a.file is not None
-    if v.status is not Status.OK:
+    if v.status is not Status.OK and not v.suggested:
         return []
     edits = propose([c], {0: v}, {0: scope.text(v.pin, v.path)}, a.file.pin, a.lines.lines)
     return [
         types.CodeAction(
-            title=f"Anchor this citation on `{e.anchor}`",
+            title=f"Anchor this citation on `{e.anchor}`" if e.anchor else _POINT_TITLE,
             kind=types.CodeActionKind.QuickFix,
             edit=_edit(a, c, e.old, e.new),
         )
