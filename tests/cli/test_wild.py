@@ -769,3 +769,24 @@ def test_anchor_offers_the_lines_a_suspect_permalink_s_text_describes(workspace,
     assert run_cli("anchor", str(page), "--write").exit_code == 0
     assert page.read_text() == f"- [Permission choices for the client]({link}#L6-L8)\n"
     assert run_cli("check", "--format", "json").json["citations"][0]["status"] == "ok"
+
+
+def test_rebase_carries_a_document_pinned_by_its_permalinks(workspace, fixture_repo):
+    """No front matter: the commit its permalinks agree on is where it is carried from, and each
+    permalink is rewritten to the new commit, its lines moved with the code."""
+    v1, v2 = fixture_repo.shas["v1"], fixture_repo.shas["v2"]
+    page = workspace / "findings" / "f.md"
+    page.write_text(f"The fiber: [context]({WEB}/blob/{v1}/{CONTEXT}#L14), in [a file]({WEB}/blob/{v1}/{CONTEXT}).\n")
+    run = run_cli("rebase", "--to", "v2")
+    assert run.exit_code == 0, run.stderr
+    assert f"{WEB}/blob/{v2}/{CONTEXT}#L17: shifted" in run.stdout
+    assert run_cli("rebase", "--to", "v2", "--write").exit_code == 0
+    assert (
+        page.read_text()
+        == f"The fiber: [context]({WEB}/blob/{v2}/{CONTEXT}#L17), in [a file]({WEB}/blob/{v2}/{CONTEXT}).\n"
+    )
+    # Links at two commits: left as they are, and stderr says which to rebase with --from.
+    page.write_text(f"[a]({WEB}/blob/{v1}/{CONTEXT}#L14) and [b]({WEB}/blob/{v2}/{CONTEXT}#L17).\n")
+    run = run_cli("rebase", "--to", "v2", "--write")
+    assert run.exit_code == 0 and "permalinks name several commits" in run.stderr and "findings/f.md" in run.stderr
+    assert page.read_text() == f"[a]({WEB}/blob/{v1}/{CONTEXT}#L14) and [b]({WEB}/blob/{v2}/{CONTEXT}#L17).\n"

@@ -279,6 +279,7 @@ def facts(session: Session, pin: str | None, ids: tuple[str, ...]) -> Outcome:
 
 def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str | None, write: bool) -> Outcome:
     from dshaudit.checking.verify import check as run_check
+    from dshaudit.checking.verify import linked_commits
     from dshaudit.moves.rebase import claim_change, rebase_outcome, rewrite_findings
     from dshaudit.moves.rebase import rebase as run_rebase
     from dshaudit.platform import ui
@@ -287,11 +288,28 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
     files = session.findings(paths)
     new_pin = session.pins.require(to_ref, "--to")
     groups: dict[Pin, list[FindingsFile]] = {}
+    mixed: list[str] = []  # documents whose permalinks name several commits
     for f in files:
         ref = from_ref or f.pin
         if not ref:
-            raise InputError(f"{f.path}: no pin in its front matter; pass --from")
+            # A document not written for dshaudit: the one commit its permalinks name, if they agree.
+            commits = linked_commits(f, session.pins)
+            if not commits and all(c.pin_ref for c in f.citations):
+                continue  # nothing it cites is at a commit to carry from
+            if not commits:
+                raise InputError(f"{f.path}: no pin in its front matter, and no permalink at a commit; pass --from")
+            if len(commits) > 1:
+                mixed.append(f.path)
+                continue
+            groups.setdefault(commits[0], []).append(f)
+            continue
         groups.setdefault(session.pins.require(ref, "--from" if from_ref else f"{f.path}: front matter"), []).append(f)
+    if mixed:
+        ui.note(
+            f"left {len(mixed)} document(s) as they are: their permalinks name several commits; "
+            f"rebase each with --from (first: {mixed[0]})"
+        )
+        files = [f for f in files if f.path not in set(mixed)]
     results = [
         run_rebase(group, session.pins, session.repository, old_pin, new_pin)
         for old_pin, group in sorted(groups.items(), key=lambda kv: kv[0].name)

@@ -11,6 +11,7 @@ anchors) passes there, so no citation is ever moved silently onto other code.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -81,6 +82,9 @@ class MoveStatus(DiagnosticStatus):
     )
 
 
+_LINE_FRAGMENT_RE = re.compile(r"#L\d+(?:C\d+)?(?:-L\d+(?:C\d+)?)?$")
+
+
 @dataclass(frozen=True)
 class Move:
     citation: Citation
@@ -96,6 +100,8 @@ class Move:
 
     def new_text(self, old_pin: Pin, new_pin: Pin) -> str:
         c = self.citation
+        if c.is_permalink:
+            return self._new_link(new_pin)
         text = self.new_path or c.path
         if c.lines:
             text += ":" + format_lines(self.new_lines)
@@ -105,11 +111,22 @@ class Move:
             text += "@" + (new_pin.ref if c.pin_ref in (old_pin.name, old_pin.sha) else c.pin_ref)
         return text
 
+    def _new_link(self, new_pin: Pin) -> str:
+        """The permalink at the new pin's commit (a permalink names a commit for good: its full SHA),
+        at the new path and lines."""
+        c = self.citation
+        link = c.text.replace(f"/{c.pin_ref}/{c.path}", f"/{new_pin.sha}/{self.new_path or c.path}", 1)
+        if c.lines and self.new_lines:
+            r = self.new_lines[0]
+            link = _LINE_FRAGMENT_RE.sub(f"#L{r.start}" if r.start == r.end else f"#L{r.start}-L{r.end}", link)
+        return link
+
     def diagnostic(self, old_pin: Pin, new_pin: Pin) -> Diagnostic:
         c = self.citation
         target = f"{c.target_text}@{old_pin.name}"
         if self.writable:
-            target += f" -> {self.new_text(old_pin, new_pin)}@{new_pin.name}"
+            # A permalink names its commit in itself; a path is read at the pin after its `@`.
+            target += f" -> {self.new_text(old_pin, new_pin)}" + ("" if c.is_permalink else f"@{new_pin.name}")
         payload = {
             "source": c.source.to_dict(),
             "status": self.status.value,
@@ -172,6 +189,7 @@ class Rebaser:
         self.old = opened.snapshot(old_pin.sha, old_pin.name)
         self.new = opened.snapshot(new_pin.sha, new_pin.name)
         # The language server and history pass the Verifier they keep; a run makes its own.
+        self.resolver = resolver
         self.verifier = verifier or Verifier(resolver, repository)
         self.diff = diff or Diff(opened, old_pin.sha, new_pin.sha)
 
@@ -207,8 +225,13 @@ class Rebaser:
     def _precheck(self, c: Citation) -> Move | None:
         """A move decided before any line is mapped: skipped, lost with its
         file, or a file whose content did not change."""
-        if c.pin_ref and c.pin_ref not in (self.old_pin.name, self.old_pin.sha):
+        if c.pin_ref and not self._at_old_pin(c):
             return Move(c, MoveStatus.SKIPPED, f"pinned to {c.pin_ref}, not {self.old_pin.name}; left as it is")
+        if c.form == "tree-permalink":  # a folder: carried while it is there
+            there = self.new.entry(c.path)
+            if there is None or there.kind != "tree":
+                return Move(c, MoveStatus.LOST, f"{c.path} is not a folder at {self.new_pin.name}")
+            return Move(c, MoveStatus.UNCHANGED, "the folder is there", c.path)
         if not self._holds_at(c, self.old_pin):
             return Move(c, MoveStatus.SKIPPED, f"does not hold at {self.old_pin.name}; fix it there first")
         new_path = self._new_path(c.path)
@@ -222,6 +245,14 @@ class Rebaser:
             status = MoveStatus.RENAMED if renamed else MoveStatus.UNCHANGED
             return Move(c, status, f"same content{f' at {new_path}' if renamed else ''}", new_path, c.lines)
         return None
+
+    def _at_old_pin(self, c: Citation) -> bool:
+        """Whether the citation's own ref names the old pin: as written, or (a permalink's
+        commit, full or abbreviated) as the commit it resolves to."""
+        if c.pin_ref in (self.old_pin.name, self.old_pin.sha):
+            return True
+        own = self.resolver.resolve_link(c.pin_ref) if c.is_permalink and c.pin_ref else None
+        return own is not None and not own.branch and own.sha == self.old_pin.sha
 
     def _place(self, c: Citation, new_path: str) -> Citation | Move:
         """The citation at its new place, checked in full there; or a Move saying why there is none."""
