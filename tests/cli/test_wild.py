@@ -790,3 +790,36 @@ def test_rebase_carries_a_document_pinned_by_its_permalinks(workspace, fixture_r
     run = run_cli("rebase", "--to", "v2", "--write")
     assert run.exit_code == 0 and "permalinks name several commits" in run.stderr and "findings/f.md" in run.stderr
     assert page.read_text() == f"[a]({WEB}/blob/{v1}/{CONTEXT}#L14) and [b]({WEB}/blob/{v2}/{CONTEXT}#L17).\n"
+
+
+def test_history_walks_a_permalink_from_its_commit(workspace, fixture_repo):
+    """A permalink at the walk's first commit is carried through every commit, as a citation of
+    the document's pin is; one at another commit keeps its verdict there."""
+    v1, v2 = fixture_repo.shas["v1"], fixture_repo.shas["v2"]
+    page = workspace / "findings" / "f.md"
+    page.write_text(f"The fiber: [context]({WEB}/blob/{v1}/{CONTEXT}#L14) → `this.fiber`.\n")
+    run = run_cli("history", "--from", "v1", "--to", "v2", "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    (walked,) = run.json["citations"]
+    assert walked["now_at"] == f"{CONTEXT}:17"
+    page.write_text(f"The fiber: [context]({WEB}/blob/{v2}/{CONTEXT}#L17) → `this.fiber`.\n")
+    run = run_cli("history", "--from", "v1", "--to", "v2", "--format", "json")
+    (fixed,) = run.json["citations"]
+    assert fixed["now_at"] is None and fixed["status_at_to"] == "ok"  # read at v2, its own commit
+
+
+def test_an_event_name_beside_a_dsh_file_is_looked_up_as_a_string(workspace, fixture_repo, tmp_path, monkeypatch):
+    shas = extend_fixture(
+        workspace,
+        fixture_repo,
+        tmp_path,
+        monkeypatch,
+        ("events", {"packages/core/session/src/events.ts": "export const TURN_END = 'turn/end'\n"}),
+    )
+    link = f"{WEB}/blob/{shas['events']}/packages/core/session/src/events.ts"
+    page = workspace / "findings" / "f.md"
+    page.write_text(f"The [events]({link}) file names `turn/end` and `turn/lost`.\n")
+    run = run_cli("check", "--format", "json")
+    got = {r["text"]: (r["kind"], r["status"]) for r in run.json["references"]}
+    assert got["turn/end"] == ("string", "ok")
+    assert got["turn/lost"] == ("string", "phantom")

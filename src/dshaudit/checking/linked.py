@@ -16,7 +16,8 @@ claim that the file declares it, checked at the document's pin:
 - a name that occurs nowhere keeps the verdict the names pass gave it.
 
 `class X`, `interface X`, `function x`, `type X`, `enum X` and `const X`
-spans name X. A call (`append()`) is its name. Other names (strings, paths,
+spans name X. A call (`append()`) is its name; a call reached through a
+service (`ctx.session.append(event)`) is the member of the part before it. Other names (strings, paths,
 packages) are left to the names pass.
 """
 
@@ -43,7 +44,9 @@ _DECLARED_RE = re.compile(
     r"(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?"
     r"(?:class|interface|type|function\*?|enum|const|let|var|namespace)\s+([A-Za-z_$][\w$]*)"
 )
-_NAME_RE = re.compile(r"(?:([A-Za-z_$][\w$]*)\.)?([A-Za-z_$][\w$]*)(?:\(\))?")
+# `name`, `Owner.member`, `append()`, and a call with its arguments: `ctx.session.append(event)`
+# calls `append` of `session` (the parts before the last two name where it was reached from).
+_NAME_RE = re.compile(r"(?:[A-Za-z_$][\w$]*\.)*?(?:([A-Za-z_$][\w$]*)\.)?([A-Za-z_$][\w$]*)(?:\([^()]*\))?")
 KIND = "declaration"
 
 
@@ -92,8 +95,14 @@ def _parse(text: str) -> tuple[str | None, str, bool] | None:
     if m:
         return None, m.group(1), True
     m = _NAME_RE.fullmatch(text)
-    if m and (m.group(1) is None or not m.group(1).islower() or "_" in m.group(1)):
-        return m.group(1), m.group(2), False
+    if m is None:
+        return None
+    owner = m.group(1)
+    # `ctx.session` is a service reached from a value, not a member of a type; `ctx.session.append()`
+    # calls a member of that service.
+    reached = text.split("(", 1)[0].count(".") >= 2
+    if owner is None or not owner.islower() or "_" in owner or reached:
+        return owner, m.group(2), False
     return None
 
 

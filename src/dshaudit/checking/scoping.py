@@ -18,6 +18,10 @@ speaks of what that link points at, never of DSH. A name the text calls new,
 proposed, hypothetical or its own, or one it says is not there (`no X`,
 `nonexistent X`), is never a claim that DSH has it. A document with a pin in
 its front matter was written for dshaudit: every name of it is checked.
+
+In a document not written for dshaudit, a slashed name of lowercase words under no root folder of
+the tree (`turn/end`) is an event's or channel's name: it is looked up as the
+string it is, where a path under no root folder would not be looked up at all.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from dshaudit.documents.names import COMMIT, PACKAGE, PATH, Name
 from dshaudit.documents.stretches import Outline
 
 _CTX_RE = re.compile(r"\bctx\.[A-Za-z_$]")
+# An event's or channel's name: lowercase words joined by slashes (`turn/end`, `loader/entry-init`).
+EVENT_RE = re.compile(r"[a-z][a-z0-9-]*(?:/[a-z][a-z0-9-]*)+")
 _LINK_RE = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*<?(https?://[^\s)>]+)")
 _PATHISH_RE = re.compile(r"(?<![\w.@/:-])(?:\./)?([\w@][\w.@-]*/[\w./@-]*)")
 # Words that make a name the text's own: said within this many characters before it, in its stretch.

@@ -244,7 +244,8 @@ def _about_dsh(
 ) -> list[tuple[Name, SourceLocation]]:
     """The names a document not written for dshaudit claims of DSH."""
     from dshaudit.checking.mentions import front_lines
-    from dshaudit.checking.scoping import DshTies, about_dsh, owner_scope
+    from dshaudit.checking.scoping import EVENT_RE, DshTies, about_dsh, owner_scope
+    from dshaudit.documents.names import CODE, STRING
     from dshaudit.documents.stretches import outline
 
     roots: dict[str, bool] = {}
@@ -261,7 +262,11 @@ def _about_dsh(
 
     web = resolver.config.web_url
     ties = DshTies(f.text, outline(f.text, front_lines(f.text)), f.citations, in_tree, owner_scope(web), web)
-    return about_dsh(items, ties)
+    # `turn/end` under no folder of the tree is an event's name, looked up as the string it is.
+    return [
+        (replace(n, kind=STRING) if n.kind == CODE and EVENT_RE.fullmatch(n.text) and not in_tree(n.text) else n, where)
+        for n, where in about_dsh(items, ties)
+    ]
 
 
 def _prefetch_references(work: list[_Work], repository: Callable[[], DshRepository]) -> None:

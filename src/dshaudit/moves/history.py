@@ -143,9 +143,12 @@ class Walk:
             for c in f.citations:
                 if c.pin_ref:
                     pin, ref = citation_pin(c, f, self.resolver, None)
-                    v = self.verifier.verify(c, pin, ref)
-                    out.append(CitationHistory(c, False, v, at_to=v, holds=holds(v)))
-                    continue
+                    # A permalink at FROM's commit is walked like a citation of the document's pin;
+                    # any other ref names the one commit it is read at.
+                    if not (c.is_permalink and pin is not None and not pin.branch and pin.sha == self.from_pin.sha):
+                        v = self.verifier.verify(c, pin, ref)
+                        out.append(CitationHistory(c, False, v, at_to=v, holds=holds(v)))
+                        continue
                 v = self.verifier.verify(c, self.from_pin, self.from_pin.name)
                 h = CitationHistory(c, True, v, holds=holds(v), read_path=v.path, ok=v.status is Status.OK)
                 if holds(v) and v.pin is not None:

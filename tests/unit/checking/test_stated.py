@@ -46,5 +46,6 @@ def test_a_declaration_span_names_what_it_declares():
     assert _parse("export async function runTurn") == (None, "runTurn", True)
     assert _parse("Session.fork") == ("Session", "fork", False)
     assert _parse("append()") == (None, "append", False)
+    assert _parse("ctx.session.append(event)") == ("session", "append", False)  # the member it calls
     assert _parse("ctx.session") is None  # a service of the context, not a member of a type
     assert _parse("turn/end") is None
