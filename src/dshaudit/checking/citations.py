@@ -18,7 +18,7 @@ from dshaudit.core.errors import RepoError
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
 from dshaudit.documents.findings import MARKDOWN_ENDINGS
 from dshaudit.documents.inference import Inferred
-from dshaudit.documents.matching import WordIndex, alnum, squash
+from dshaudit.documents.matching import WordIndex, alnum, squash, words_of
 from dshaudit.documents.paths import path_problem
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
@@ -49,7 +49,7 @@ class FileText:
     def relevance(self) -> WordIndex:
         """Which lines hold each word, import statements left out: built on first need."""
         if self._relevance is None:
-            self._relevance = relevance_index(self.lines)
+            self._relevance = relevance_index(self.lines, self.words())
         return self._relevance
 
     def words(self) -> WordIndex:
@@ -97,6 +97,16 @@ def _commit_words(sha: str, subject: str) -> str:
     """A commit as a message names it: its short id, and the pull request its subject names."""
     pr = _PULL_REQUEST_RE.search(subject)
     return f"{sha[:12]}" + (f" (#{pr.group(1)})" if pr else "")
+
+
+def _may_hold(inferred: Inferred, region: tuple[LineRange, ...], text: FileText) -> bool:
+    """Whether the cited lines hold a name or a word of the text at all: read before a version of
+    the file is indexed whole to learn whether they hold what the text describes."""
+    cited = text.cited_text(region)
+    squashed = squash(cited)
+    if any(squash(name.rsplit(".", 1)[-1].removesuffix("()")) in squashed for name in inferred.names):
+        return True
+    return bool(set(inferred.words) & set(words_of(cited)))
 
 
 def _commits(distance: int) -> str:
@@ -337,7 +347,7 @@ class Verifier:
                 continue
             seen.add(version.blob)
             text = self._text(snap, version.blob)
-            if text is None or any(r.end > len(text.lines) for r in region):
+            if text is None or any(r.end > len(text.lines) for r in region) or not _may_hold(inferred, region, text):
                 continue
             blob = version.blob
             is_code = path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from itertools import accumulate
 
 from dshaudit.checking.plans import PATH_RE
@@ -24,6 +25,9 @@ ABSENT_SPAN_RE = re.compile(r"(?<!`)`absent:[ \t]*+([^`\s][^`\n]*+)`(?!`)")
 _CODE_LANGUAGES = frozenset("ts typescript tsx js javascript jsx mjs cjs mts cts".split())
 
 
+# Remembered by text: every pass over a document's prose (names, absence claims, code blocks,
+# scoping) asks, and parsing the front matter's YAML each time cost more than the passes.
+@lru_cache(maxsize=512)
 def front_lines(text: str) -> int:
     """How many lines the document's front matter takes (0 without, or when it is malformed)."""
     try:

@@ -420,20 +420,21 @@ _IMPORT_START_RE = re.compile(r"^\s*(?:import\b|export\s*(?:\*|\{[^}]*$|\{.*\}\s
 _IMPORT_END_RE = re.compile(r"\bfrom\s*['\"]|^\s*import\s*['\"]|;\s*$")
 
 
-def relevance_index(lines: list[str]) -> WordIndex:
-    """The words of a file's lines, for relevance: those of its import statements left out, and
-    of the comment that opens the file (it speaks of the whole file, not of a place in it)."""
-    kept = list(lines)
+def relevance_index(lines: list[str], words: WordIndex) -> WordIndex:
+    """The words of a file's lines (`words`, their index), for relevance: those of its import
+    statements left out, and of the comment that opens the file (it speaks of the whole file,
+    not of a place in it)."""
+    left_out: set[int] = set()
     n = 0
     while n < len(lines) and (_is_comment(lines[n]) or not lines[n].strip()):
-        kept[n] = ""
+        left_out.add(n + 1)
         n += 1
     inside = False
     for i, line in enumerate(lines):
         if inside or _IMPORT_START_RE.match(line):
-            kept[i] = ""
+            left_out.add(i + 1)
             inside = not _IMPORT_END_RE.search(line)
-    return WordIndex(kept)
+    return words.without(left_out)
 
 
 # How much the best place must hold (summed word weights, WordIndex.weight), and how much of

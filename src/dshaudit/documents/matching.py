@@ -72,6 +72,18 @@ class WordIndex:
             for w in set(words_of(ln)):
                 self.lines_of.setdefault(w, []).append(i)
 
+    def without(self, lines: set[int]) -> WordIndex:
+        """The same index with these lines (1-based) left out, as if they were blank."""
+        if not lines:
+            return self
+        index = WordIndex([])
+        index.size = self.size
+        for word, at in self.lines_of.items():
+            kept = [n for n in at if n not in lines]
+            if kept:
+                index.lines_of[word] = kept
+        return index
+
     def weight(self, word: str) -> float:
         """How much finding the word on some lines says about them: rare words say more."""
         hits = len(self.lines_of.get(word, ()))

@@ -262,7 +262,7 @@ def _relevance(words: tuple[str, ...], start: int, end: int, names: tuple[str, .
 
     lines = SERVER.split("\n")
     stems = tuple(w for phrase in words for w in words_of(phrase))
-    view = FileView(lines, {}, WordIndex(lines), False, relevance_index(lines))
+    view = FileView(lines, {}, WordIndex(lines), False, relevance_index(lines, WordIndex(lines)))
     return suspect(Inferred(names, (), stems), (LineRange(start, end),), view, by_shape=False)
 
 
