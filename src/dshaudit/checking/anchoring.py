@@ -19,6 +19,7 @@ from dshaudit.checking.citations import FileText
 from dshaudit.core.model import Citation, LineRange, Pin, Status, Verdict, format_lines
 from dshaudit.core.status import DiagnosticStatus, Severity
 from dshaudit.documents.findings import join_raw_lines, raw_lines
+from dshaudit.documents.grammar import relinked
 from dshaudit.documents.matching import squash
 
 _TOKEN_RE = re.compile(r"""'[^'\n]{2,60}'|"[^"\n]{2,60}"|[A-Za-z_$][\w$]{2,}""")
@@ -123,17 +124,13 @@ def propose(
     return edits
 
 
-_LINE_FRAGMENT_RE = re.compile(r"#L\d+(?:C\d+)?(?:-L\d+(?:C\d+)?)?$")
-
-
 def _relinked(c: Citation, place: LineRange) -> Edit | None:
     """A permalink to lines that hold other code than its text describes, pointed at `place`,
     the lines of the same file at the same commit that hold it."""
     old = c.text
-    if c.form != "permalink" or not c.lines or not _LINE_FRAGMENT_RE.search(old):
+    new = relinked(old, place.start, place.end) if c.form == "permalink" and c.lines else None
+    if new is None:
         return None
-    lines = f"#L{place.start}" if place.start == place.end else f"#L{place.start}-L{place.end}"
-    new = _LINE_FRAGMENT_RE.sub(lines, old)
     return Edit(
         c.source.line, c.source.column, old, new, f"permalink pointed at lines {place}, where its text's code is", ""
     )

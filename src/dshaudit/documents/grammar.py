@@ -182,6 +182,17 @@ _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 _ASCII_HIDDEN_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
+# The `#L12`, `#L12-L20` (or `#L12C3-L20C9`) that ends a permalink to lines.
+_LINE_FRAGMENT_RE = re.compile(r"#L\d+(?:C\d+)?(?:-L\d+(?:C\d+)?)?$")
+
+
+def relinked(link: str, start: int, end: int) -> str | None:
+    """The permalink to lines pointed at lines start..end instead; None for a link without lines."""
+    if not _LINE_FRAGMENT_RE.search(link):
+        return None
+    return _LINE_FRAGMENT_RE.sub(f"#L{start}" if start == end else f"#L{start}-L{end}", link)
+
+
 @lru_cache(maxsize=4096)
 def hidden_character(ch: str) -> bool:
     import unicodedata

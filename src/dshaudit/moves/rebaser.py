@@ -11,7 +11,6 @@ anchors) passes there, so no citation is ever moved silently onto other code.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -19,6 +18,7 @@ from dshaudit.checking.citations import FileText, Verifier
 from dshaudit.core.diagnostics import Diagnostic
 from dshaudit.core.model import Citation, LineRange, Pin, format_lines
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
+from dshaudit.documents.grammar import relinked
 from dshaudit.documents.matching import squash
 from dshaudit.git.diff import Diff
 from dshaudit.git.linemap import Hunk, LineMapper, parse_hunks
@@ -82,9 +82,6 @@ class MoveStatus(DiagnosticStatus):
     )
 
 
-_LINE_FRAGMENT_RE = re.compile(r"#L\d+(?:C\d+)?(?:-L\d+(?:C\d+)?)?$")
-
-
 @dataclass(frozen=True)
 class Move:
     citation: Citation
@@ -117,8 +114,7 @@ class Move:
         c = self.citation
         link = c.text.replace(f"/{c.pin_ref}/{c.path}", f"/{new_pin.sha}/{self.new_path or c.path}", 1)
         if c.lines and self.new_lines:
-            r = self.new_lines[0]
-            link = _LINE_FRAGMENT_RE.sub(f"#L{r.start}" if r.start == r.end else f"#L{r.start}-L{r.end}", link)
+            link = relinked(link, self.new_lines[0].start, self.new_lines[0].end) or link
         return link
 
     def diagnostic(self, old_pin: Pin, new_pin: Pin) -> Diagnostic:
