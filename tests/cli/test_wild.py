@@ -785,11 +785,13 @@ def test_rebase_carries_a_document_pinned_by_its_permalinks(workspace, fixture_r
         page.read_text()
         == f"The fiber: [context]({WEB}/blob/{v2}/{CONTEXT}#L17), in [a file]({WEB}/blob/{v2}/{CONTEXT}).\n"
     )
-    # Links at two commits: left as they are, and stderr says which to rebase with --from.
+    # Links at two commits: each is carried from its own, and the file is written once.
+    v3 = fixture_repo.shas["v3"]
     page.write_text(f"[a]({WEB}/blob/{v1}/{CONTEXT}#L14) and [b]({WEB}/blob/{v2}/{CONTEXT}#L17).\n")
-    run = run_cli("rebase", "--to", "v2", "--write")
-    assert run.exit_code == 0 and "permalinks name several commits" in run.stderr and "findings/f.md" in run.stderr
-    assert page.read_text() == f"[a]({WEB}/blob/{v1}/{CONTEXT}#L14) and [b]({WEB}/blob/{v2}/{CONTEXT}#L17).\n"
+    run = run_cli("rebase", "--to", "v3", "--format", "json")
+    assert sorted(c["status"] for c in run.json["citations"]) == ["shifted", "unchanged"], run.json["citations"]
+    assert run_cli("rebase", "--to", "v3", "--write").exit_code == 0
+    assert page.read_text() == f"[a]({WEB}/blob/{v3}/{CONTEXT}#L17) and [b]({WEB}/blob/{v3}/{CONTEXT}#L17).\n"
 
 
 def test_history_walks_a_permalink_from_its_commit(workspace, fixture_repo):

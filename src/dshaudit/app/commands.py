@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from dshaudit.checking.citations import FileText
     from dshaudit.git.pins import PinResolver
     from dshaudit.git.repository import DshRepository
+    from dshaudit.moves.rebase import RebaseResult
+    from dshaudit.moves.rebaser import Move
 
 
 class LazyRepository:
@@ -277,18 +279,24 @@ def facts(session: Session, pin: str | None, ids: tuple[str, ...]) -> Outcome:
     return Outcome("facts", head=head, lines=tuple(lines), exit_override=0)
 
 
-def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str | None, write: bool) -> Outcome:
-    from dshaudit.checking.verify import check as run_check
+@dataclass
+class _RebasePlan:
+    """The documents grouped by the pin they are carried from, and each group's moves."""
+
+    files: list[FindingsFile]
+    new_pin: Pin
+    groups: dict[Pin, list[FindingsFile]]
+    results: list[RebaseResult]
+
+
+def _plan_rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str | None) -> _RebasePlan:
     from dshaudit.checking.verify import linked_commits
-    from dshaudit.moves.rebase import claim_change, rebase_outcome, rewrite_findings
     from dshaudit.moves.rebase import rebase as run_rebase
-    from dshaudit.platform import ui
-    from dshaudit.platform.writing import write_all_atomically
 
     files = session.findings(paths)
     new_pin = session.pins.require(to_ref, "--to")
     groups: dict[Pin, list[FindingsFile]] = {}
-    mixed: list[str] = []  # documents whose permalinks name several commits
+    mixed: list[str] = []  # documents whose permalinks name several commits: in the group of each
     for f in files:
         ref = from_ref or f.pin
         if not ref:
@@ -299,47 +307,115 @@ def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str
             if not commits:
                 raise InputError(f"{f.path}: no pin in its front matter, and no permalink at a commit; pass --from")
             if len(commits) > 1:
-                mixed.append(f.path)
-                continue
-            groups.setdefault(commits[0], []).append(f)
+                mixed.append(f.path)  # each of its permalinks carried from its own commit
+            for commit in commits:
+                groups.setdefault(commit, []).append(f)
             continue
         groups.setdefault(session.pins.require(ref, "--from" if from_ref else f"{f.path}: front matter"), []).append(f)
-    if mixed:
-        ui.note(
-            f"left {len(mixed)} document(s) as they are: their permalinks name several commits; "
-            f"rebase each with --from (first: {mixed[0]})"
-        )
-        files = [f for f in files if f.path not in set(mixed)]
     results = [
-        run_rebase(group, session.pins, session.repository, old_pin, new_pin)
+        run_rebase(group, session.pins, session.repository, old_pin, new_pin, frozenset(mixed))
         for old_pin, group in sorted(groups.items(), key=lambda kv: kv[0].name)
     ]
+    return _RebasePlan(files, new_pin, groups, results)
+
+
+def _write_rebase(session: Session, plan: _RebasePlan) -> None:
+    """Every new text first (each file checked unchanged since it was read), then the writes."""
+    from dshaudit.moves.rebase import rewrite_findings
+    from dshaudit.platform.writing import write_all_atomically
+
+    # A document in several groups (permalinks at several commits) is written once, with all its moves.
+    moves: dict[str, list[tuple[Move, Pin]]] = {}
+    docs: dict[str, FindingsFile] = {}
+    for r in plan.results:
+        for f in plan.groups[r.old_pin]:
+            docs[f.path] = f
+            moves.setdefault(f.path, [])
+        for m in r.moves:
+            moves[m.citation.source.file].append((m, r.old_pin))
+    texts = []
+    unchanged = {}
+    for path, f in docs.items():
+        own = session.pins.resolve(f.pin) if f.pin else None
+        old_pin = moves[path][0][1] if moves[path] else plan.new_pin
+        new_text = rewrite_findings(f, [m for m, _ in moves[path]], old_pin, plan.new_pin, own)
+        if new_text is not None and f.read is not None:
+            # The file itself (a link's target), checked again just before it is replaced.
+            texts.append((f.read.real, new_text))
+            unchanged[f.read.real] = (f.read, f.path, "rebase")
+    write_all_atomically(texts, unchanged)
+
+
+def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str | None, write: bool) -> Outcome:
+    from dshaudit.checking.verify import check as run_check
+    from dshaudit.moves.rebase import claim_change, rebase_outcome
+    from dshaudit.platform import ui
+
+    plan = _plan_rebase(session, paths, to_ref, from_ref)
+    files = plan.files
     before = run_check(files, session.pins, session.repository, from_ref, citations=False, references=False).claims
     after = run_check(files, session.pins, session.repository, to_ref, citations=False, references=False).claims
-    changes = [d for a, b in zip(before, after) if (d := claim_change(a, b, new_pin)) is not None]
-    outcome = rebase_outcome(results, new_pin, changes)
+    changes = [d for a, b in zip(before, after) if (d := claim_change(a, b, plan.new_pin)) is not None]
+    outcome = rebase_outcome(plan.results, plan.new_pin, changes)
     if write:
-        # Every new text first (each file checked unchanged since it was read), then the writes.
-        texts = []
-        unchanged = {}
-        for r in results:
-            by_file: dict[str, list] = {}
-            for m in r.moves:
-                by_file.setdefault(m.citation.source.file, []).append(m)
-            for f in groups[r.old_pin]:
-                own = session.pins.resolve(f.pin) if f.pin else None
-                new_text = rewrite_findings(f, by_file.get(f.path, []), r.old_pin, new_pin, own)
-                if new_text is not None and f.read is not None:
-                    # The file itself (a link's target), checked again just before it is replaced.
-                    texts.append((f.read.real, new_text))
-                    unchanged[f.read.real] = (f.read, f.path, "rebase")
-        write_all_atomically(texts, unchanged)
+        _write_rebase(session, plan)
         if outcome.failing:
             ui.note(
                 f"wrote the files; {len(outcome.failing)} citations need a person "
                 "(ambiguous or lost, left as they were)"
             )
     return outcome
+
+
+def _followed(session: Session, plan: _RebasePlan) -> dict[tuple[str, int, int], str]:
+    """Where the text of each lost citation of a document not written for dshaudit went (carry.py)."""
+    from dshaudit.checking.citations import Verifier
+    from dshaudit.moves.carry import followed
+    from dshaudit.moves.rebaser import MoveStatus
+
+    verifier = Verifier(session.pins, session.repository)
+    out = {}
+    for r in plan.results:
+        for m in r.moves:
+            c = m.citation
+            if m.status is MoveStatus.LOST and not c.by_shape and c.lines:
+                v = followed(c, r.old_pin, plan.new_pin, verifier)
+                if v is not None:
+                    out[(c.source.file, c.source.line, c.source.column)] = v.message
+    return out
+
+
+def bump(session: Session, paths: tuple[Path, ...], to_ref: str, dry_run: bool) -> Outcome:
+    """The whole move of documents to a new pin: rebased (written unless `dry_run`), their
+    history walked from each group's pin, and the pull-request body that says what needs a person."""
+    from dshaudit.moves.bump import BumpResult, body
+    from dshaudit.moves.history import history as run_history
+    from dshaudit.platform import ui
+
+    plan = _plan_rebase(session, paths, to_ref, None)
+    if not dry_run:
+        _write_rebase(session, plan)
+    histories = []
+    for r in plan.results:
+        if r.old_pin.sha != plan.new_pin.sha:
+            ui.detail(f"bump: history from {r.old_pin.name} to {plan.new_pin.name}")
+            histories.append(
+                run_history(plan.groups[r.old_pin], session.pins, session.repository, r.old_pin, plan.new_pin)
+            )
+    result = BumpResult(
+        plan.new_pin,
+        plan.results,
+        histories,
+        written=not dry_run,
+        followed=_followed(session, plan),
+    )
+    text = body(result, session.config.web_url)
+    return Outcome(
+        "bump",
+        head={"to": {"pin": plan.new_pin.name, "sha": plan.new_pin.sha}, "written": not dry_run},
+        lines=tuple(text.split("\n")),
+        exit_override=1 if result.needs_a_person else 0,
+    )
 
 
 def bisect(session: Session, target: str, good: str, bad: str, anchors: tuple[str, ...]) -> Outcome:

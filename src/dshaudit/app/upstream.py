@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dshaudit.moves.history_result import HistoryResult, pull_request
+from dshaudit.git.log import pull_request
+from dshaudit.moves.history_result import HistoryResult
 
 if TYPE_CHECKING:
     from dshaudit.git.log import Commit

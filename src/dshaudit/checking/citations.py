@@ -6,7 +6,6 @@ decides its status: path, then range, then symbol anchor, then content anchor.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -90,13 +89,14 @@ class FileText:
 
 # How far from a citation's commit its numbers are looked for (first-parent commits, each way).
 TIME_TRAVEL_REACH = 200
-_PULL_REQUEST_RE = re.compile(r"#(\d+)\b")
 
 
 def _commit_words(sha: str, subject: str) -> str:
     """A commit as a message names it: its short id, and the pull request its subject names."""
-    pr = _PULL_REQUEST_RE.search(subject)
-    return f"{sha[:12]}" + (f" (#{pr.group(1)})" if pr else "")
+    from dshaudit.git.log import pull_request
+
+    pr = pull_request(subject)
+    return f"{sha[:12]}" + (f" (#{pr})" if pr else "")
 
 
 def _may_hold(inferred: Inferred, region: tuple[LineRange, ...], text: FileText) -> bool:

@@ -23,7 +23,7 @@ EXIT_CODES_HELP = """
 \b
 Exit codes (the same for every command):
   0  every citation and claim holds
-  1  a citation or claim fails (lint: a problem found; rebase: a citation is ambiguous or lost)
+  1  a citation or claim fails (lint: a problem found; rebase: one is ambiguous or lost; bump: one needs a person)
   2  usage, configuration or findings input error
   3  the DSH repository is unusable (missing SHA, shallow clone, unreachable URL)
   4  internal error in dshaudit (a bug: please report it)
@@ -79,6 +79,7 @@ for _command in (
     pages.report,
     pages.history,
     moving.rebase,
+    moving.bump,
     moving.bisect,
     authoring.anchor,
     authoring.lsp,

@@ -1,5 +1,6 @@
 """The commands that follow DSH as it moves: `rebase` the citations to
-another pin, `bisect` the commit where one changed."""
+another pin, `bump` documents to a new release with the pull request that
+says so, `bisect` the commit where one changed."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from dshaudit.cli.exits import finish, handle_errors
+from dshaudit.cli.exits import finish, finish_page, handle_errors
 from dshaudit.cli.options import PIN_HELP, config_option, format_option, outputs_option, paths_argument, repo_option
 
 
@@ -52,6 +53,45 @@ def rebase(
 
     session = commands.Session.open(config_path, repo, paths)
     finish(commands.rebase(session, paths, to_ref, from_ref, write), fmt, outputs, session.config.web_url)
+
+
+@click.command()
+@paths_argument
+@click.option("--to", "to_ref", required=True, metavar="PIN", help=f"The release to move the documents to. {PIN_HELP}")
+@click.option("--dry-run", is_flag=True, help="Write nothing: print the pull-request body the move would give.")
+@repo_option
+@outputs_option
+@config_option
+@handle_errors
+def bump(
+    paths: tuple[Path, ...],
+    to_ref: str,
+    dry_run: bool,
+    repo: str | None,
+    outputs: tuple[str, ...],
+    config_path: str | None,
+) -> None:
+    """Move the documents in PATHS (default: findings/) to a new DSH release.
+
+    Each document is carried from its own pin (its front matter's, else the
+    one commit its permalinks name) to PIN, and rewritten in place as
+    `rebase --write` does: line numbers, paths, pins, and each permalink's
+    commit and #L range; what was edited, lost or ambiguous is left exactly
+    as it was. The history from each pin to PIN is walked, and a pull-request
+    body in Markdown is printed (or written with --output PATH): what moved
+    and where, what to re-read, what to fix by hand with the upstream commit
+    and pull request that changed it, and the commits that mattered.
+
+    Exit 0 when everything moved cleanly, 1 when something needs a person.
+
+    \b
+    Example:
+      dshaudit bump docs/ --to rc2 --output pr.md
+    """
+    from dshaudit.app import commands
+
+    session = commands.Session.open(config_path, repo, paths)
+    finish_page(commands.bump(session, paths, to_ref, dry_run), None, outputs, ("text", "json"))
 
 
 @click.command()

@@ -8,6 +8,7 @@ for all of them), and which changed a line matching a pattern (`Pickaxe`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -25,6 +26,16 @@ class Commit:
     sha: str
     date: str
     subject: str
+
+
+_PULL_REQUEST_RE = re.compile(r"\(#(\d+)\)|\bpull request #(\d+)\b", re.IGNORECASE)
+
+
+def pull_request(subject: str) -> int | None:
+    """The pull request a commit subject names: `... (#123)` (a squash merge) or
+    `Merge pull request #123 from ...` (a merge commit)."""
+    m = _PULL_REQUEST_RE.search(subject)
+    return int(m.group(1) or m.group(2)) if m else None
 
 
 def first_parent_path(

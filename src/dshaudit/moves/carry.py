@@ -53,8 +53,10 @@ def carried_verdicts(carried: list[tuple[Citation, Pin, Pin]], verifier: Verifie
                     )
                 )
             else:
-                followed = None if c.by_shape else _followed(c, written, pin, verifier)
-                out.append(followed or Verdict(c, pin, Status.CHANGED_SINCE, f"since {written.name}: {move.message}"))
+                followed_to = None if c.by_shape else followed(c, written, pin, verifier)
+                out.append(
+                    followed_to or Verdict(c, pin, Status.CHANGED_SINCE, f"since {written.name}: {move.message}")
+                )
     return out
 
 
@@ -67,7 +69,7 @@ GREPPED_LINES = 3
 NEAR = 3  # lines between two hits of one stretch of text, at most
 
 
-def _followed(c: Citation, written: Pin, pin: Pin, verifier: Verifier) -> Verdict | None:
+def followed(c: Citation, written: Pin, pin: Pin, verifier: Verifier) -> Verdict | None:
     """Where the text of an unanchored citation went when the diff edited its lines, for a document
     not written for dshaudit, which has no anchor to find it by: most of its distinct lines, together,
     elsewhere in its file (changed, with the lines), or in another file (gone, with the file and lines).

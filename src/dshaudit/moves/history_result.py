@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from dshaudit.core.model import Citation, Claim, ClaimVerdict, Pin, Verdict, format_lines
 from dshaudit.core.status import Severity
 from dshaudit.documents.claims import show
-from dshaudit.git.log import Commit
-
-_PULL_REQUEST_RE = re.compile(r"\(#(\d+)\)|\bpull request #(\d+)\b", re.IGNORECASE)
-
-
-def pull_request(subject: str) -> int | None:
-    """The pull request a commit subject names: `... (#123)` (a squash merge) or
-    `Merge pull request #123 from ...` (a merge commit)."""
-    m = _PULL_REQUEST_RE.search(subject)
-    return int(m.group(1) or m.group(2)) if m else None
+from dshaudit.git.log import Commit, pull_request
 
 
 def holds(v: Verdict) -> bool:
@@ -49,7 +39,7 @@ class CommitImpact:
         """What a reader must look at: breaks, restorations, edits of cited lines, changed claims."""
         return self.broken + self.restored + self.edited + self.claims_changed
 
-    def counts_text(self) -> str:
+    def counts_text(self, with_pull_request: bool = True) -> str:
         """`#2589: 45 broken, 7 edited, 43 shifted, 5 claims changed` (zeros left out)."""
         counts = [
             (self.broken, "broken"),
@@ -58,8 +48,20 @@ class CommitImpact:
             (self.shifted, "shifted"),
             (self.claims_changed, "claims changed"),
         ]
-        pr = f"#{self.pull_request}: " if self.pull_request else ""
+        pr = f"#{self.pull_request}: " if self.pull_request and with_pull_request else ""
         return pr + ", ".join(f"{n} {what}" for n, what in counts if n)
+
+    def merged(self, other: CommitImpact) -> CommitImpact:
+        """One commit's impact on two groups of documents (walked from two pins), added up."""
+        return CommitImpact(
+            self.commit,
+            shifted=self.shifted + other.shifted,
+            edited=self.edited + other.edited,
+            broken=self.broken + other.broken,
+            restored=self.restored + other.restored,
+            claims_changed=self.claims_changed + other.claims_changed,
+            touched=self.touched or other.touched,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         c = self.commit

@@ -48,10 +48,13 @@ def rebase(
     repository: Callable[[], DshRepository],
     old_pin: Pin,
     new_pin: Pin,
+    by_link: frozenset[str] = frozenset(),
 ) -> RebaseResult:
+    """Every citation of `files` carried from `old_pin` to `new_pin`; of the documents named in
+    `by_link` (whose permalinks name several commits), only the permalinks at `old_pin`."""
     rebaser = Rebaser(resolver, repository, old_pin, new_pin)
     result = RebaseResult(old_pin, new_pin)
-    citations = [c for f in files for c in f.citations]
+    citations = [c for f in files for c in f.citations if f.path not in by_link or rebaser.links_here(c)]
     rebaser.prefetch(citations)
     for c in citations:
         result.moves.append(rebaser.move(c))

@@ -242,6 +242,10 @@ class Rebaser:
             return Move(c, status, f"same content{f' at {new_path}' if renamed else ''}", new_path, c.lines)
         return None
 
+    def links_here(self, c: Citation) -> bool:
+        """Whether the citation is a permalink at the old pin's commit."""
+        return c.is_permalink and bool(c.pin_ref) and self._at_old_pin(c)
+
     def _at_old_pin(self, c: Citation) -> bool:
         """Whether the citation's own ref names the old pin: as written, or (a permalink's
         commit, full or abbreviated) as the commit it resolves to."""

@@ -1,0 +1,64 @@
+"""`dshaudit bump` on the fixture repository: documents moved to a new pin in place, and the
+pull-request body that says what moved and what needs a person."""
+
+from __future__ import annotations
+
+from markdown_it import MarkdownIt
+
+from conftest import run_cli, write_findings
+
+WEB = "https://example.invalid/dsh"  # the fixture config's upstream URL
+CONTEXT = "vendor/cordis/src/context.ts"
+APP = "packages/ui/src/App.tsx"
+
+
+def _page(fixture_repo) -> str:
+    v1 = fixture_repo.shas["v1"]
+    return (
+        f"- The fiber: [context]({WEB}/blob/{v1}/{CONTEXT}#L14)\n"
+        f"- The whole file: [context]({WEB}/blob/{v1}/{CONTEXT})\n"
+        f"- A folder: [vendor]({WEB}/tree/{v1}/vendor/cordis)\n"
+        f"- A branch: [main]({WEB}/blob/main/{CONTEXT})\n"
+        f"- Lost: [app]({WEB}/blob/{v1}/{APP}#L4)\n"
+    )
+
+
+def test_bump_moves_every_permalink_form_and_says_what_needs_a_person(workspace, fixture_repo, tmp_path):
+    v2 = fixture_repo.shas["v2"]
+    page = workspace / "findings" / "links.md"
+    page.write_bytes(("\ufeff" + _page(fixture_repo)).replace("\n", "\r\n").encode("utf-8"))
+    pr = tmp_path / "pr.md"
+    run = run_cli("bump", "--to", "v2", "--output", str(pr))
+    assert run.exit_code == 1, run.stderr  # the App line was edited: a person must look
+    written = page.read_bytes().decode("utf-8")
+    assert written.startswith("\ufeff") and written.count("\r\n") == 5 and "\n" not in written.replace("\r\n", "")
+    lines = written.lstrip("\ufeff").split("\r\n")
+    assert lines[0] == f"- The fiber: [context]({WEB}/blob/{v2}/{CONTEXT}#L17)"
+    assert lines[1] == f"- The whole file: [context]({WEB}/blob/{v2}/{CONTEXT})"
+    assert lines[2] == f"- A folder: [vendor]({WEB}/tree/{v2}/vendor/cordis)"
+    assert lines[3] == f"- A branch: [main]({WEB}/blob/main/{CONTEXT})"  # a branch link is not bumped
+    assert lines[4] == _page(fixture_repo).split("\n")[4]  # left exactly as it was
+    body = pr.read_text()
+    assert "### Moved" in body and f"`{CONTEXT}:17`" in body
+    assert "### Fix by hand" in body and f"`findings/links.md:5`: `{APP}:4`" in body
+    # It renders as GitHub-flavoured Markdown: its tables are tables.
+    tokens = MarkdownIt("commonmark").enable("table").parse(body)
+    assert [t.type for t in tokens].count("table_open") >= 1
+
+
+def test_dry_run_writes_nothing_and_prints_the_body(workspace, fixture_repo):
+    page = workspace / "findings" / "links.md"
+    page.write_text(_page(fixture_repo))
+    before = page.read_bytes()
+    run = run_cli("bump", "--to", "v2", "--dry-run")
+    assert run.exit_code == 1, run.stderr
+    assert page.read_bytes() == before
+    assert run.stdout.startswith("## Move to v2") and "Nothing was written" in run.stdout
+
+
+def test_a_clean_move_exits_0_and_front_matter_pins_move_too(workspace, fixture_repo):
+    doc = write_findings(workspace, f"The fiber (`{CONTEXT}:14` → `this.fiber`).\n")
+    run = run_cli("bump", "--to", "v2")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    assert "pin: v2" in doc.read_text() and f"`{CONTEXT}:17`" in doc.read_text()
+    assert "Every citation moved cleanly" in run.stdout
