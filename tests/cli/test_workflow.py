@@ -158,11 +158,11 @@ def test_the_workflow_passes_the_action_only_inputs_it_declares():
 def test_every_dshaudit_command_in_the_action_is_accepted_by_the_cli():
     # Needs `check --output` and `check --strict` (the CLI contract the action is written against).
     commands = [c for s in action_steps() if "run" in s for c in dshaudit_commands(s["run"])]
-    # lint first (no DSH needed), then check once, writing every output in that one run.
-    assert [c[0] for c in commands] == ["lint", "check"]
-    check = commands[1]
+    # bump in its own mode; else lint first (no DSH needed), then check once, writing every output in that one run.
+    assert [c[0] for c in commands] == ["bump", "lint", "check"]
+    check = commands[2]
     assert {"sarif=", "markdown="} <= {v.split("$")[0] for v in check if "=" in v}
-    assert "--strict" in check and "--strict" in commands[0]
+    assert "--strict" in check and "--strict" in commands[1]
     for c in commands:
         assert_accepted(c)
 
@@ -244,7 +244,10 @@ def test_sarif_is_uploaded_even_when_check_fails_and_the_action_still_fails():
     # A fork's pull request has a read-only token.
     assert "github.event.pull_request.head.repo.full_name == github.repository" in upload["if"]
     last = action_steps()[-1]  # ... and the last step fails the action with dshaudit's exit code.
-    assert last["if"] == "steps.run.outputs.exit-code != '0'"
+    # Except a bump that needs a person: its pull request is still to be opened.
+    assert last["if"] == (
+        "steps.run.outputs.exit-code != '0' && !(inputs.mode == 'bump' && steps.run.outputs.exit-code == '1')"
+    )
     assert last["env"]["EXIT_CODE"] == "${{ steps.run.outputs.exit-code }}"
     assert 'exit "$EXIT_CODE"' in last["run"]
 
@@ -399,3 +402,37 @@ def test_the_tests_run_on_every_supported_python():
         if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
     }
     assert sorted(said) == versions and project["requires-python"] == ">=3.11"
+
+
+def test_action_script_bumps_in_mode_bump_and_keeps_the_body(run_script):
+    calls, outputs, summary, _ = run_script(mode="bump", to="rc2", paths="docs", config="ci/dshaudit.toml")
+    assert calls == [["bump", "--to", "rc2", "--output", calls[0][4], "--config", "ci/dshaudit.toml", "--", "docs"]]
+    assert calls[0][4].startswith("text=") and outputs["pr-body"] == calls[0][4].removeprefix("text=")
+    assert Path(outputs["pr-body"]).read_text() == "fake text\n" and outputs["exit-code"] == "0"
+    # A move that needs a person keeps its body and its exit code; the next step opens the pull request.
+    calls, outputs, _, _ = run_script(mode="bump", to="rc2", FAKE_EXIT_BUMP="1")
+    assert outputs["exit-code"] == "1" and outputs["pr-body"]
+
+
+def test_action_script_in_mode_bump_runs_nothing_an_input_holds(run_script, tmp_path):
+    calls, outputs, _, _ = run_script(mode="bump", to="$(touch pwned)`touch pwned`", paths="$(touch pwned)")
+    assert not (tmp_path / "pwned").exists()
+    assert calls[0][calls[0].index("--to") + 1] == "$(touch pwned)`touch pwned`"
+    # No release, or another mode: a usage error, and nothing runs.
+    for inputs in ({"mode": "bump", "to": ""}, {"mode": "$(touch pwned)"}):
+        calls, outputs, _, stdout = run_script(**inputs)
+        assert calls == [] and outputs["exit-code"] == "2" and stdout.startswith("::error ")
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_the_bump_example_gives_the_release_to_the_action_not_to_a_shell():
+    example = re.search(r"```yaml\n(name: move the docs.*?)```", README.read_text(), re.S)
+    assert example is not None
+    doc = yaml.safe_load(example.group(1))
+    steps = doc["jobs"]["bump"]["steps"]
+    assert not any("run" in step for step in steps)  # no shell at all: inputs go through `with:`
+    bump = next(step for step in steps if step.get("id") == "bump")
+    assert bump["with"]["mode"] == "bump" and set(bump["with"]) <= set(load_action()["inputs"])
+    opener = steps[-1]
+    assert opener["uses"].startswith("peter-evans/create-pull-request@")
+    assert opener["with"]["body-path"] == "${{ steps.bump.outputs.pr-body }}"
