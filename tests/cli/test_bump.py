@@ -62,3 +62,13 @@ def test_a_clean_move_exits_0_and_front_matter_pins_move_too(workspace, fixture_
     assert run.exit_code == 0, run.stdout + run.stderr
     assert "pin: v2" in doc.read_text() and f"`{CONTEXT}:17`" in doc.read_text()
     assert "Every citation moved cleanly" in run.stdout
+
+
+def test_branch_links_move_only_with_pin_branches(workspace, fixture_repo):
+    v3 = fixture_repo.shas["v3"]
+    page = workspace / "findings" / "links.md"
+    page.write_text(f"- A branch: [main]({WEB}/blob/main/{CONTEXT})\n")
+    assert run_cli("bump", "--to", "v3").exit_code == 0
+    assert page.read_text() == f"- A branch: [main]({WEB}/blob/main/{CONTEXT})\n"
+    assert run_cli("bump", "--to", "v3", "--pin-branches").exit_code == 0
+    assert page.read_text() == f"- A branch: [main]({WEB}/blob/{v3}/{CONTEXT})\n"

@@ -289,7 +289,9 @@ class _RebasePlan:
     results: list[RebaseResult]
 
 
-def _plan_rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str | None) -> _RebasePlan:
+def _plan_rebase(
+    session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str | None, branches: bool = False
+) -> _RebasePlan:
     from dshaudit.checking.verify import linked_commits
     from dshaudit.moves.rebase import rebase as run_rebase
 
@@ -301,7 +303,7 @@ def _plan_rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_re
         ref = from_ref or f.pin
         if not ref:
             # A document not written for dshaudit: the one commit its permalinks name, if they agree.
-            commits = linked_commits(f, session.pins)
+            commits = linked_commits(f, session.pins, branches)
             if not commits and all(c.pin_ref for c in f.citations):
                 continue  # nothing it cites is at a commit to carry from
             if not commits:
@@ -313,7 +315,7 @@ def _plan_rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_re
             continue
         groups.setdefault(session.pins.require(ref, "--from" if from_ref else f"{f.path}: front matter"), []).append(f)
     results = [
-        run_rebase(group, session.pins, session.repository, old_pin, new_pin, frozenset(mixed))
+        run_rebase(group, session.pins, session.repository, old_pin, new_pin, frozenset(mixed), branches)
         for old_pin, group in sorted(groups.items(), key=lambda kv: kv[0].name)
     ]
     return _RebasePlan(files, new_pin, groups, results)
@@ -346,12 +348,19 @@ def _write_rebase(session: Session, plan: _RebasePlan) -> None:
     write_all_atomically(texts, unchanged)
 
 
-def rebase(session: Session, paths: tuple[Path, ...], to_ref: str, from_ref: str | None, write: bool) -> Outcome:
+def rebase(
+    session: Session,
+    paths: tuple[Path, ...],
+    to_ref: str,
+    from_ref: str | None,
+    write: bool,
+    branches: bool = False,
+) -> Outcome:
     from dshaudit.checking.verify import check as run_check
     from dshaudit.moves.rebase import claim_change, rebase_outcome
     from dshaudit.platform import ui
 
-    plan = _plan_rebase(session, paths, to_ref, from_ref)
+    plan = _plan_rebase(session, paths, to_ref, from_ref, branches)
     files = plan.files
     before = run_check(files, session.pins, session.repository, from_ref, citations=False, references=False).claims
     after = run_check(files, session.pins, session.repository, to_ref, citations=False, references=False).claims
@@ -385,14 +394,14 @@ def _followed(session: Session, plan: _RebasePlan) -> dict[tuple[str, int, int],
     return out
 
 
-def bump(session: Session, paths: tuple[Path, ...], to_ref: str, dry_run: bool) -> Outcome:
+def bump(session: Session, paths: tuple[Path, ...], to_ref: str, dry_run: bool, branches: bool = False) -> Outcome:
     """The whole move of documents to a new pin: rebased (written unless `dry_run`), their
     history walked from each group's pin, and the pull-request body that says what needs a person."""
     from dshaudit.moves.bump import BumpResult, body
     from dshaudit.moves.history import history as run_history
     from dshaudit.platform import ui
 
-    plan = _plan_rebase(session, paths, to_ref, None)
+    plan = _plan_rebase(session, paths, to_ref, None, branches)
     if not dry_run:
         _write_rebase(session, plan)
     histories = []

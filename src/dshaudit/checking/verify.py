@@ -222,15 +222,16 @@ def document_pin(f: FindingsFile, resolver: PinResolver, pin_override: str | Non
     return commits[0] if len(commits) == 1 else None
 
 
-def linked_commits(f: FindingsFile, resolver: PinResolver) -> list[Pin]:
-    """The commits the document's permalinks name (branches aside: they name no commit for good), by SHA."""
+def linked_commits(f: FindingsFile, resolver: PinResolver, branches: bool = False) -> list[Pin]:
+    """The commits the document's permalinks name, by SHA: branches aside (they name no commit
+    for good), unless `branches`, when a branch names the commit it is at."""
     found: dict[str, Pin] = {}
     for ref in sorted({c.pin_ref for c in f.citations if c.is_permalink and c.pin_ref and not c.problem}):
         try:
             pin = resolver.resolve_link(ref)
         except RepoError:
             continue  # no clone to ask: the citations say so
-        if pin is not None and not pin.branch:
+        if pin is not None and (branches or not pin.branch):
             found.setdefault(pin.sha, pin)
     return [found[sha] for sha in sorted(found)]
 

@@ -24,6 +24,12 @@ from dshaudit.cli.options import PIN_HELP, config_option, format_option, outputs
     help="Rewrite line numbers, paths and pins in the files (atomically). Ambiguous and lost citations are "
     "never written; the pin written is the configured name, else the full SHA.",
 )
+@click.option(
+    "--pin-branches",
+    is_flag=True,
+    help="Also carry permalinks to a branch (blob/master/...) from the commit the branch is at, and write the "
+    "new commit in them. Without it they are left alone: a branch link follows the branch by itself.",
+)
 @repo_option
 @format_option()
 @outputs_option
@@ -34,6 +40,7 @@ def rebase(
     to_ref: str,
     from_ref: str | None,
     write: bool,
+    pin_branches: bool,
     repo: str | None,
     fmt: str,
     outputs: tuple[str, ...],
@@ -52,13 +59,19 @@ def rebase(
     from dshaudit.app import commands
 
     session = commands.Session.open(config_path, repo, paths)
-    finish(commands.rebase(session, paths, to_ref, from_ref, write), fmt, outputs, session.config.web_url)
+    finish(commands.rebase(session, paths, to_ref, from_ref, write, pin_branches), fmt, outputs, session.config.web_url)
 
 
 @click.command()
 @paths_argument
 @click.option("--to", "to_ref", required=True, metavar="PIN", help=f"The release to move the documents to. {PIN_HELP}")
 @click.option("--dry-run", is_flag=True, help="Write nothing: print the pull-request body the move would give.")
+@click.option(
+    "--pin-branches",
+    is_flag=True,
+    help="Also carry permalinks to a branch (blob/master/...) from the commit the branch is at, and write the "
+    "new commit in them. Without it they are left alone: a branch link follows the branch by itself.",
+)
 @repo_option
 @outputs_option
 @config_option
@@ -67,6 +80,7 @@ def bump(
     paths: tuple[Path, ...],
     to_ref: str,
     dry_run: bool,
+    pin_branches: bool,
     repo: str | None,
     outputs: tuple[str, ...],
     config_path: str | None,
@@ -91,7 +105,7 @@ def bump(
     from dshaudit.app import commands
 
     session = commands.Session.open(config_path, repo, paths)
-    finish_page(commands.bump(session, paths, to_ref, dry_run), None, outputs, ("text", "json"))
+    finish_page(commands.bump(session, paths, to_ref, dry_run, pin_branches), None, outputs, ("text", "json"))
 
 
 @click.command()

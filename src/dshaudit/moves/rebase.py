@@ -49,10 +49,12 @@ def rebase(
     old_pin: Pin,
     new_pin: Pin,
     by_link: frozenset[str] = frozenset(),
+    branches: bool = False,
 ) -> RebaseResult:
     """Every citation of `files` carried from `old_pin` to `new_pin`; of the documents named in
-    `by_link` (whose permalinks name several commits), only the permalinks at `old_pin`."""
-    rebaser = Rebaser(resolver, repository, old_pin, new_pin)
+    `by_link` (whose permalinks name several commits), only the permalinks at `old_pin`. With
+    `branches`, a permalink to a branch is carried from the commit the branch is at."""
+    rebaser = Rebaser(resolver, repository, old_pin, new_pin, branches=branches)
     result = RebaseResult(old_pin, new_pin)
     citations = [c for f in files for c in f.citations if f.path not in by_link or rebaser.links_here(c)]
     rebaser.prefetch(citations)

@@ -177,6 +177,7 @@ class Rebaser:
         new_pin: Pin,
         verifier: Verifier | None = None,
         diff: Diff | None = None,
+        branches: bool = False,
     ):
         """`verifier` and `diff` may come from the caller: history carries citations
         through many commits in a row, and shares one verifier's decoded files between them."""
@@ -186,6 +187,7 @@ class Rebaser:
         self.new = opened.snapshot(new_pin.sha, new_pin.name)
         # The language server and history pass the Verifier they keep; a run makes its own.
         self.resolver = resolver
+        self.branches = branches  # a permalink to a branch counts as one at the commit the branch is at
         self.verifier = verifier or Verifier(resolver, repository)
         self.diff = diff or Diff(opened, old_pin.sha, new_pin.sha)
 
@@ -252,7 +254,7 @@ class Rebaser:
         if c.pin_ref in (self.old_pin.name, self.old_pin.sha):
             return True
         own = self.resolver.resolve_link(c.pin_ref) if c.is_permalink and c.pin_ref else None
-        return own is not None and not own.branch and own.sha == self.old_pin.sha
+        return own is not None and (self.branches or not own.branch) and own.sha == self.old_pin.sha
 
     def _place(self, c: Citation, new_path: str) -> Citation | Move:
         """The citation at its new place, checked in full there; or a Move saying why there is none."""
