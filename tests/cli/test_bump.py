@@ -72,3 +72,31 @@ def test_branch_links_move_only_with_pin_branches(workspace, fixture_repo):
     assert page.read_text() == f"- A branch: [main]({WEB}/blob/main/{CONTEXT})\n"
     assert run_cli("bump", "--to", "v3", "--pin-branches").exit_code == 0
     assert page.read_text() == f"- A branch: [main]({WEB}/blob/{v3}/{CONTEXT})\n"
+
+
+def test_a_file_link_moves_only_while_the_names_beside_it_are_declared_there(
+    workspace, fixture_repo, tmp_path, monkeypatch
+):
+    from conftest import extend_fixture
+
+    shas = extend_fixture(
+        workspace,
+        fixture_repo,
+        tmp_path,
+        monkeypatch,
+        (
+            "first",
+            {"packages/acp/src/bridge.ts": "export function startBridge() {}\nexport function stopBridge() {}\n"},
+        ),
+        ("second", {"packages/acp/src/bridge.ts": "export function startBridge() {}\n"}),
+    )
+    link = f"{WEB}/blob/{shas['first']}/packages/acp/src/bridge.ts"
+    page = workspace / "findings" / "links.md"
+    text = f"- [`bridge.ts`]({link}): `startBridge`\n- [`bridge.ts`]({link}): `startBridge`, `stopBridge`\n"
+    page.write_text(text)
+    run = run_cli("bump", "--to", "second")
+    assert run.exit_code == 1, run.stdout + run.stderr
+    lines = page.read_text().split("\n")
+    assert lines[0] == f"- [`bridge.ts`]({WEB}/blob/{shas['second']}/packages/acp/src/bridge.ts): `startBridge`"
+    assert lines[1] == text.split("\n")[1]  # stopBridge is gone: left as it was
+    assert "\\`stopBridge\\`, listed beside it, is not declared in packages/acp/src/bridge.ts at second" in run.stdout

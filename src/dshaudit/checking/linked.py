@@ -106,7 +106,7 @@ def _parse(text: str) -> tuple[str | None, str, bool] | None:
     return None
 
 
-def _declared(snapshot: Snapshot, path: str, identifier: str, owner: str | None) -> int | None:
+def declared_at(snapshot: Snapshot, path: str, identifier: str, owner: str | None) -> int | None:
     """The line where the file at `path` declares the name, if it does."""
     entry = snapshot.entry(path)
     if entry is None or entry.blob_sha is None or entry.kind != "blob":
@@ -138,7 +138,7 @@ def check_linked(linked: list[LinkedName], references: list[Reference], snapshot
         if i is not None and out[i].status is not ReferenceStatus.OK:
             continue  # phantom, deleted, or another verdict of the names pass: it stands
         named = f"`{x.owner}.{x.identifier}`" if x.owner else f"`{x.identifier}`"
-        line = _declared(snapshot, x.path, x.identifier, x.owner)
+        line = declared_at(snapshot, x.path, x.identifier, x.owner)
         if line is not None:
             ref = Reference(x.where, x.name.text, KIND, ReferenceStatus.OK, f"{named} is declared at {x.path}:{line}")
         else:
@@ -156,7 +156,7 @@ def check_linked(linked: list[LinkedName], references: list[Reference], snapshot
                         for p in sorted(found)[:MAX_FILES]
                         if p != x.path
                         and p.endswith(CODE_ENDINGS)
-                        and (n := _declared(snapshot, p, x.identifier, x.owner)) is not None
+                        and (n := declared_at(snapshot, p, x.identifier, x.owner)) is not None
                     ),
                     None,
                 )
