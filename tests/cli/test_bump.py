@@ -100,3 +100,20 @@ def test_a_file_link_moves_only_while_the_names_beside_it_are_declared_there(
     assert lines[0] == f"- [`bridge.ts`]({WEB}/blob/{shas['second']}/packages/acp/src/bridge.ts): `startBridge`"
     assert lines[1] == text.split("\n")[1]  # stopBridge is gone: left as it was
     assert "\\`stopBridge\\`, listed beside it, is not declared in packages/acp/src/bridge.ts at second" in run.stdout
+
+
+def test_raw_and_plain_forms_and_a_renamed_file_are_bumped(workspace, fixture_repo):
+    """v2 moves the agent module to registry.ts: the link follows the rename."""
+    v1, v2 = fixture_repo.shas["v1"], fixture_repo.shas["v2"]
+    page = workspace / "findings" / "links.md"
+    page.write_text(
+        f"- [raw](https://raw.example.invalid/{v1}/{CONTEXT})\n"
+        f"- [plain]({WEB}/blob/{v1}/{CONTEXT}?plain=1#L14)\n"
+        f"- [agent]({WEB}/blob/{v1}/packages/core/agent/src/index.ts)\n"
+    )
+    run = run_cli("bump", "--to", "v2")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    lines = page.read_text().split("\n")
+    assert lines[1] == f"- [plain]({WEB}/blob/{v2}/{CONTEXT}?plain=1#L17)"
+    assert lines[2] == f"- [agent]({WEB}/blob/{v2}/packages/core/agent/src/registry.ts)"
+    assert lines[0] == f"- [raw](https://raw.example.invalid/{v1}/{CONTEXT})"  # another host: not DSH's link
