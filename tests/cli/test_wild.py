@@ -100,6 +100,8 @@ def test_lines_alone_after_a_citation_continue_its_file():
     "text",
     [
         "https://elsewhere.invalid/blob/v1/a/b.ts#L3",  # not DSH
+        f"https://elsewhere.invalid/go?u={WEB}/blob/v1/a/b.ts#L3",  # a DSH link inside another host's address
+        f"https://elsewhere.invalid/{WEB}/blob/v1/a/b.ts#L3",
         "see [the design](design.md) and docs/x.md for more",
         f"{CONTEXT}: nothing",
         "the line 12 of nothing",

@@ -46,13 +46,16 @@ def permalink_re(web_url: str) -> re.Pattern[str]:
     """A web link into DSH at a ref: `<web>/blob/REF/PATH` (or `/raw/`, with
     `?plain=1`), to lines with `#L10-L20` or to the whole file; `<web>/tree/REF/DIR`,
     a folder (`kind` says which); and, for a GitHub repository, the same file on
-    raw.githubusercontent.com. Links to any other repository are not DSH's."""
+    raw.githubusercontent.com. Links to any other repository are not DSH's, and
+    neither is a DSH link inside another address (a redirect's parameter)."""
     if web_url not in _PERMALINKS:
         web = web_url.rstrip("/")
         hosts = [re.escape(web) + r"/(?P<kind>blob|raw|tree)"]
         if web.startswith("https://github.com/"):
             hosts.append(re.escape("https://raw.githubusercontent.com/" + web.removeprefix("https://github.com/")))
         _PERMALINKS[web_url] = re.compile(
+            # A link of its own, not one embedded in another host's address (`?u=https://...`, `/https://...`).
+            r"(?<![\w/:?=&%.~+@#-])"
             "(?:"
             + "|".join(hosts)
             + ")"
