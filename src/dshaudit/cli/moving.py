@@ -11,6 +11,13 @@ import click
 from dshaudit.cli.exits import finish, finish_page, handle_errors
 from dshaudit.cli.options import PIN_HELP, config_option, format_option, outputs_option, paths_argument, repo_option
 
+pin_branches_option = click.option(
+    "--pin-branches",
+    is_flag=True,
+    help="Also carry permalinks to a branch (blob/master/...) from the commit the branch is at, and write the "
+    "new commit in them. Without it they are left alone: a branch link follows the branch by itself.",
+)
+
 
 @click.command()
 @paths_argument
@@ -24,12 +31,7 @@ from dshaudit.cli.options import PIN_HELP, config_option, format_option, outputs
     help="Rewrite line numbers, paths and pins in the files (atomically). Ambiguous and lost citations are "
     "never written; the pin written is the configured name, else the full SHA.",
 )
-@click.option(
-    "--pin-branches",
-    is_flag=True,
-    help="Also carry permalinks to a branch (blob/master/...) from the commit the branch is at, and write the "
-    "new commit in them. Without it they are left alone: a branch link follows the branch by itself.",
-)
+@pin_branches_option
 @repo_option
 @format_option()
 @outputs_option
@@ -66,12 +68,7 @@ def rebase(
 @paths_argument
 @click.option("--to", "to_ref", required=True, metavar="PIN", help=f"The release to move the documents to. {PIN_HELP}")
 @click.option("--dry-run", is_flag=True, help="Write nothing: print the pull-request body the move would give.")
-@click.option(
-    "--pin-branches",
-    is_flag=True,
-    help="Also carry permalinks to a branch (blob/master/...) from the commit the branch is at, and write the "
-    "new commit in them. Without it they are left alone: a branch link follows the branch by itself.",
-)
+@pin_branches_option
 @repo_option
 @outputs_option
 @config_option
