@@ -193,7 +193,8 @@ def test_a_file_without_a_pin_is_exit_2_naming_both_ways_to_give_one(workspace):
     run = run_cli("check", "--format", "json")
     assert run.exit_code == 2 and len(run.stderr.splitlines()) == 1
     assert run.stderr.startswith(
-        "dshaudit: findings/f.md: no pin: name one in the file's front matter (`pin: NAME`) or pass --pin"
+        "dshaudit: findings/f.md:1: no pin for `docs/architecture.md:3`: name one in the file's front matter "
+        "(`pin: NAME`) or pass --pin"
     )
     assert run_cli("check", "--pin", "v1").exit_code == 0
     # Citations that all carry their own pin need none from the file.

@@ -161,8 +161,9 @@ async def test_a_file_without_a_pin_gets_one_diagnostic(client, lsp_workspace):
     folder, _ = lsp_workspace
     uri = open_document(client, folder / "notes-without-a-pin.md", FINDING.split("---\n", 2)[2])
     (only,) = await published(client, uri, 1)
-    assert only.message.startswith("no pin: name one in the file's front matter (`pin: NAME`)")
-    assert only.severity == types.DiagnosticSeverity.Error and only.range.start.line == 0
+    assert only.message.startswith("no pin for `vendor/cordis/src/context.ts:15`: name one in the file's front matter")
+    # On the first citation that needs one (the third line of the document).
+    assert only.severity == types.DiagnosticSeverity.Error and only.range.start.line == 2
 
 
 async def test_a_malformed_file_gets_one_diagnostic_where_it_is_malformed(client, lsp_workspace):

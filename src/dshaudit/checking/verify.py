@@ -96,12 +96,14 @@ def _require_pins(files: list[FindingsFile], resolver: PinResolver, pin_override
     for f in files:
         if f.pin is not None and resolver.resolve(f.pin) is None:
             raise InputError(f"front matter: {resolver.unknown(f.pin)}", file=f.path, line=f.pin_line or 2)
-        if f.pin is None and pin_override is None and any(not c.pin_ref for c in f.citations):
+        unpinned = next((c for c in f.citations if not c.pin_ref), None) if f.pin is None else None
+        if unpinned is not None and pin_override is None:
             known = resolver.config.describe_pins()
             raise InputError(
-                f"no pin: name one in the file's front matter (`pin: NAME`) or pass --pin "
+                f"no pin for `{unpinned.text}`: name one in the file's front matter (`pin: NAME`) or pass --pin "
                 f"(a pin of dshaudit.toml: {known}; a tag; or a full SHA)",
                 file=f.path,
+                line=unpinned.source.line,
             )
 
 
