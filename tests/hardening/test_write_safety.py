@@ -132,3 +132,23 @@ def test_report_output_onto_devices_and_streams(workspace, tmp_path, capfd):
     finally:
         sock.close()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_an_output_never_replaces_an_input_however_it_is_named(workspace):
+    path = write_findings(workspace, GOOD)
+    before = path.read_bytes()
+    (workspace / "alias.md").hardlink_to(path)
+    for target in ("findings/f.md", "./findings/../findings/f.md", "alias.md", "dshaudit.toml"):
+        run = run_cli("check", "--output", f"markdown={target}")
+        one_line_error(run, 2, f"--output {Path(target)}: that is ")
+        assert "which this run read" in run.stderr, target
+    assert path.read_bytes() == before
+    run = run_cli("report", "--output", "findings/f.md")
+    assert run.exit_code == 2 and path.read_bytes() == before
+
+
+def test_two_spellings_of_one_output_are_refused(workspace):
+    write_findings(workspace, GOOD)
+    run = run_cli("check", "--output", "json=out.json", "--output", "markdown=sub/../out.json")
+    one_line_error(run, 2, "--output sub/../out.json: the same file as --output out.json")
+    assert not (workspace / "out.json").exists()

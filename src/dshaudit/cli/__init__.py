@@ -58,7 +58,7 @@ def main(quiet: bool, verbose: bool, no_cache: bool, jobs: int | None) -> None:
     """
     import gc
 
-    from dshaudit.platform import background, cache, ui
+    from dshaudit.platform import background, cache, ui, writing
 
     # A run allocates many small objects that live to its end (verdicts,
     # diagnostics, syntax trees): the collector's default thresholds would
@@ -68,6 +68,7 @@ def main(quiet: bool, verbose: bool, no_cache: bool, jobs: int | None) -> None:
     gc.set_threshold(7000, 10, 10)
     ui.configure(be_quiet=quiet, be_verbose=verbose)
     cache.configure(enabled=not no_cache)
+    writing.forget_reads()  # a run's outputs are held against what this run reads, not an earlier one
     background.configure(jobs)
 
 

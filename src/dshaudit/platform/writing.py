@@ -40,6 +40,16 @@ class ReadFile:
         return hashlib.sha256(self.data).hexdigest()
 
 
+# The files this run read (by device and inode, with the name they were shown by): an output of
+# the run never replaces one of them, whatever path names it (write_all_atomically).
+_READ: dict[tuple[int, int], str] = {}
+
+
+def forget_reads() -> None:
+    """Start a run afresh: what an earlier run in this process read is no input of this one."""
+    _READ.clear()
+
+
 def read_regular(path: Path, shown: str, limit: int | None = None, follow: bool = True) -> ReadFile:
     """The bytes of the regular file at `path` (an InputError naming `shown`
     for anything else). Opened without blocking, so a FIFO planted in its
@@ -67,6 +77,7 @@ def read_regular(path: Path, shown: str, limit: int | None = None, follow: bool 
         raise InputError(f"cannot read: {exc.strerror or exc}", file=shown) from None
     finally:
         os.close(fd)
+    _READ[(st.st_dev, st.st_ino)] = shown
     return ReadFile(data, real, st.st_dev, st.st_ino)
 
 
@@ -101,6 +112,7 @@ def write_all_atomically(
     it was made from (as read, its name shown, the command): it is read again
     just before the rename, and the whole write is refused if it changed."""
     unchanged = unchanged or {}
+    _refuse_over_inputs([path for path, _ in files if path not in unchanged])
     staged: list[tuple[str, Path]] = []
     streams: list[tuple[Path, str]] = []
     try:
@@ -123,6 +135,28 @@ def write_all_atomically(
     finally:
         for tmp, _ in staged:
             Path(tmp).unlink(missing_ok=True)
+
+
+def _refuse_over_inputs(paths: list[Path]) -> None:
+    """An InputError when an output would replace a file this run read (a document, the
+    configuration), or two outputs name one file: checked before anything is written."""
+    seen: dict[tuple[int, int] | str, Path] = {}
+    for path in paths:
+        if _is_stream(path):
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            key: tuple[int, int] | str = os.path.realpath(path)
+        else:
+            key = (st.st_dev, st.st_ino)
+            if key in _READ:
+                raise InputError(
+                    f"--output {path}: that is {_READ[key]}, which this run read; an output never replaces an input"
+                )
+        if key in seen:
+            raise InputError(f"--output {path}: the same file as --output {seen[key]}")
+        seen[key] = path
 
 
 # `/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`: the process's own descriptors.
