@@ -117,3 +117,12 @@ def test_raw_and_plain_forms_and_a_renamed_file_are_bumped(workspace, fixture_re
     assert lines[1] == f"- [plain]({WEB}/blob/{v2}/{CONTEXT}?plain=1#L17)"
     assert lines[2] == f"- [agent]({WEB}/blob/{v2}/packages/core/agent/src/registry.ts)"
     assert lines[0] == f"- [raw](https://raw.example.invalid/{v1}/{CONTEXT})"  # another host: not DSH's link
+
+
+def test_an_output_onto_a_document_is_refused_before_anything_moves(workspace, fixture_repo):
+    page = workspace / "findings" / "links.md"
+    page.write_text(_page(fixture_repo))
+    before = page.read_bytes()
+    run = run_cli("bump", "--to", "v2", "--output", "findings/links.md")
+    assert run.exit_code == 2 and "which this run read" in run.stderr
+    assert page.read_bytes() == before  # not moved, not overwritten

@@ -450,14 +450,24 @@ def _followed(session: Session, plan: _RebasePlan) -> dict[tuple[str, int, int],
     return out
 
 
-def bump(session: Session, paths: tuple[Path, ...], to_ref: str, dry_run: bool, branches: bool = False) -> Outcome:
+def bump(
+    session: Session,
+    paths: tuple[Path, ...],
+    to_ref: str,
+    dry_run: bool,
+    branches: bool = False,
+    outputs: tuple[Path, ...] = (),
+) -> Outcome:
     """The whole move of documents to a new pin: rebased (written unless `dry_run`), their
-    history walked from each group's pin, and the pull-request body that says what needs a person."""
+    history walked from each group's pin, and the pull-request body that says what needs a person.
+    The body's `outputs` are checked before any document is written: none may be an input."""
     from dshaudit.moves.bump import BumpResult, body
     from dshaudit.moves.history import history as run_history
     from dshaudit.platform import ui
+    from dshaudit.platform.writing import refuse_over_inputs
 
     plan = _plan_rebase(session, paths, to_ref, None, branches)
+    refuse_over_inputs(list(outputs))
     if not dry_run:
         _write_rebase(session, plan)
     histories = []

@@ -10,6 +10,7 @@ import click
 
 from dshaudit.cli.exits import finish, finish_page, handle_errors
 from dshaudit.cli.options import PIN_HELP, config_option, format_option, outputs_option, paths_argument, repo_option
+from dshaudit.output.emit import page_outputs
 
 pin_branches_option = click.option(
     "--pin-branches",
@@ -102,7 +103,10 @@ def bump(
     from dshaudit.app import commands
 
     session = commands.Session.open(config_path, repo, paths)
-    finish_page(commands.bump(session, paths, to_ref, dry_run, pin_branches), None, outputs, ("text", "json"))
+    formats = ("text", "json")
+    _, files = page_outputs(outputs, None, formats)  # a bad --output is refused before anything is moved
+    outcome = commands.bump(session, paths, to_ref, dry_run, pin_branches, tuple(p for _, p in files))
+    finish_page(outcome, None, outputs, formats)
 
 
 @click.command()

@@ -112,7 +112,7 @@ def write_all_atomically(
     it was made from (as read, its name shown, the command): it is read again
     just before the rename, and the whole write is refused if it changed."""
     unchanged = unchanged or {}
-    _refuse_over_inputs([path for path, _ in files if path not in unchanged])
+    refuse_over_inputs([path for path, _ in files if path not in unchanged])
     staged: list[tuple[str, Path]] = []
     streams: list[tuple[Path, str]] = []
     try:
@@ -137,7 +137,7 @@ def write_all_atomically(
             Path(tmp).unlink(missing_ok=True)
 
 
-def _refuse_over_inputs(paths: list[Path]) -> None:
+def refuse_over_inputs(paths: list[Path]) -> None:
     """An InputError when an output would replace a file this run read (a document, the
     configuration), or two outputs name one file: checked before anything is written."""
     seen: dict[tuple[int, int] | str, Path] = {}
