@@ -58,3 +58,17 @@ def test_a_findings_symlink_out_of_the_repo_is_refused(workspace, tmp_path):
     outside.write_text("---\npin: v1\n---\n`vendor/cordis/src/context.ts:14` → `this.fiber`\n")
     (workspace / "findings" / "link.md").symlink_to(outside)
     one_line_error(run_cli("check"), 2, "findings/link.md: is a symbolic link out of the working directory")
+
+
+def test_a_claim_over_a_line_break_is_refused_not_dropped(workspace):
+    write_findings(workspace, "Split `claim: core.context-builtin-services.count\n== 3` here.\n")
+    for command in (("check",), ("lint", "--strict"), ("lint",)):
+        run = run_cli(*command)
+        assert run.exit_code == 1 and "runs over a line break" in run.stdout, (command, run.stdout, run.stderr)
+
+
+def test_a_nul_or_a_line_break_in_a_search_is_an_invalid_claim_not_an_internal_error(workspace):
+    write_findings(workspace, "`claim: search('a\0b').count == 0` and `claim: files('x\rb').count == 0`\n")
+    run = run_cli("check")
+    assert run.exit_code == 1 and run.stdout.count(": invalid_claim:") == 2, (run.stdout, run.stderr)
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr

@@ -28,6 +28,8 @@ from dshaudit.documents import searches
 # Possessive quantifiers: a span or expression that does not match fails at
 # once, never by trying every way to split a run of spaces (quadratic time).
 CLAIM_SPAN_RE = re.compile(r"(?<!`)`(claim|prior):([^`]++)`(?!`)")
+# A claim's code span that opens on a line and does not close there.
+_BROKEN_CLAIM_RE = re.compile(r"(?<!`)`(claim|prior):[^`]*$")
 # The left side: a fact id with an optional field, or a search (search.py): `search(...)`/`files(...)`,
 # whose quoted arguments may hold any character but their own quote.
 _LEFT = r"""(?:search|files|tree-docs)\((?:[^()'"]|'[^']*+'|"[^"]*+")*+\)(?:\.[A-Za-z_]\w*)?|[A-Za-z][\w.\-/]*"""
@@ -138,7 +140,24 @@ def claims_in_text(text: str, line_offset: int, display_path: str) -> list[Claim
     from dshaudit.core.errors import InputError
 
     out = []
-    for i, line in enumerate(text.split("\n")):
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        broken = _BROKEN_CLAIM_RE.search(line)
+        if broken and i + 1 < len(lines):
+            # `claim: ...` whose code span closes on a later line: written so, it is not read as a
+            # claim, and a claim nobody checks must not pass in silence.
+            where = SourceLocation(display_path, line_offset + i + 1, broken.start() + 1)
+            out.append(
+                Claim(
+                    broken.group(1),
+                    line[broken.end(1) + 1 :].strip(),
+                    "",
+                    "",
+                    None,
+                    where,
+                    f"`{broken.group(1)}:` runs over a line break: write a claim on one line",
+                )
+            )
         for m in CLAIM_SPAN_RE.finditer(line):
             expression = m.group(2).lstrip(" \t")
             beyond = limit_problem(expression)

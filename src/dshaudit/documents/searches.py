@@ -114,6 +114,12 @@ def parse(expression: str) -> Search:
         pos = m.end()
     if "-E" in flags and "-F" in flags:
         raise SearchSyntaxError("-E and -F cannot go together")
+    # git reads its arguments as C strings, and a line as a line: a NUL or a line break in one is
+    # no pattern or pathspec git can be given.
+    for text in strings:
+        bad = next((ch for ch in text if ch in "\0\n\r"), None)
+        if bad is not None:
+            raise SearchSyntaxError(f"a pattern or pathspec cannot hold {bad!r}")
     at = of = None
     if kind == "search":
         if not strings or not strings[0]:
