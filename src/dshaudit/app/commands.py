@@ -318,63 +318,7 @@ def _plan_rebase(
         run_rebase(group, session.pins, session.repository, old_pin, new_pin, frozenset(mixed), branches)
         for old_pin, group in sorted(groups.items(), key=lambda kv: kv[0].name)
     ]
-    for r in results:
-        r.moves = _names_still_declared(session, [f for f in groups[r.old_pin] if not f.pin], r, new_pin)
     return _RebasePlan(files, new_pin, groups, results)
-
-
-def _names_still_declared(
-    session: Session, files: list[FindingsFile], result: RebaseResult, new_pin: Pin
-) -> list[Move]:
-    """A link to a whole file, with names listed beside it that the file declared, is carried only
-    while the file at the new pin still declares every one of them (checking/linked.py); else it is
-    lost, and says which name went."""
-    from dataclasses import replace as replaced
-
-    from dshaudit.checking.linked import declared_at, linked_names
-    from dshaudit.checking.mentions import document_names, front_lines
-    from dshaudit.documents.stretches import outline
-    from dshaudit.moves.rebaser import MoveStatus
-
-    moves = result.moves
-    beside: dict[tuple[str, int, int], list] = {}  # a whole-file link's place -> the names listed beside it
-    for f in files:
-        shape = outline(f.text, front_lines(f.text))
-        starts = [0]
-        for line in f.text.split("\n"):
-            starts.append(starts[-1] + len(line) + 1)
-        items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
-        for x in linked_names(items, shape, f.citations, f.text):
-            for c in f.citations:
-                if c.path == x.path and c.is_permalink and not c.lines and c.source.line <= len(starts):
-                    if shape.around(starts[c.source.line - 1] + c.source.column - 1) == shape.around(x.name.start):
-                        beside.setdefault((f.path, c.source.line, c.source.column), []).append(x)
-    if not beside:
-        return moves
-    old = session.repository().snapshot(result.old_pin.sha, result.old_pin.name)
-    new = session.repository().snapshot(new_pin.sha, new_pin.name)
-    out = []
-    for m in moves:
-        c = m.citation
-        names = beside.get((c.source.file, c.source.line, c.source.column), [])
-        if m.status in (MoveStatus.UNCHANGED, MoveStatus.RENAMED) and names:
-            path = m.new_path or c.path
-            # The names the file declared where the document was written, and does no longer.
-            gone = [
-                x
-                for x in names
-                if declared_at(old, c.path, x.identifier, x.owner) is not None
-                and declared_at(new, path, x.identifier, x.owner) is None
-            ]
-            if gone:
-                what = f"{gone[0].owner}.{gone[0].identifier}" if gone[0].owner else gone[0].identifier
-                m = replaced(
-                    m,
-                    status=MoveStatus.LOST,
-                    message=f"`{what}`, listed beside it, is not declared in {path} at {new_pin.name}",
-                )
-        out.append(m)
-    return out
 
 
 def _write_rebase(session: Session, plan: _RebasePlan) -> None:

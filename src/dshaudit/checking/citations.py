@@ -307,15 +307,8 @@ class Verifier:
             if absent:
                 return failed(Status.CONTENT_MISMATCH, f"`{absent[0]}` is nowhere in {path} at {pin.name}")
         if region and not (citation.has_anchor or citation.expected_code):
-            declarations = self.symbols(snap, path).spans if path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS else {}
             inferred = Inferred(citation.inferred, citation.block, citation.words)
-            view = FileView(
-                text.lines,
-                declarations,
-                text.words(),
-                path.lower().endswith(PROSE_FILE_ENDINGS),
-                None if citation.by_shape else text.relevance(),
-            )
+            view = self._view(snap, path, entry.blob_sha, text, relevance=not citation.by_shape)
             reason = suspect(inferred, region, view, by_shape=citation.by_shape)
             if reason:
                 if citation.by_shape:
@@ -326,6 +319,14 @@ class Verifier:
         if pin.branch:
             return failed(Status.UNPINNED, _unpinned(pin), region)
         return failed(Status.OK, "ok", region)
+
+    def _view(self, snap: Snapshot, path: str, blob: str, text: FileText, relevance: bool) -> FileView:
+        """What the suspect rules read of one version of a cited file: its lines, its declarations
+        (of a file tree-sitter reads), its words, and with `relevance` its words outside the imports."""
+        code = path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS
+        spans = declarations.symbol_table(path, blob, partial(self._read, snap, blob)).spans if code else {}
+        prose = path.lower().endswith(PROSE_FILE_ENDINGS)
+        return FileView(text.lines, spans, text.words(), prose, text.relevance() if relevance else None)
 
     def _time_travel(self, citation: Citation, snap: Snapshot, path: str, region: tuple[LineRange, ...]) -> str:
         """Where the numbers of a citation that does not hold were right: the nearest version of its
@@ -349,16 +350,7 @@ class Verifier:
             text = self._text(snap, version.blob)
             if text is None or any(r.end > len(text.lines) for r in region) or not _may_hold(inferred, region, text):
                 continue
-            blob = version.blob
-            is_code = path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS
-            spans = declarations.symbol_table(path, blob, partial(self._read, snap, blob)).spans if is_code else {}
-            view = FileView(
-                text.lines,
-                spans,
-                text.words(),
-                path.lower().endswith(PROSE_FILE_ENDINGS),
-                text.relevance(),
-            )
+            view = self._view(snap, path, version.blob, text, relevance=True)
             if suspect(inferred, region, view, by_shape=False) is None and holds_described(inferred, region, view):
                 made = _commit_words(version.commit.sha, version.commit.subject)
                 if version.distance > 0:

@@ -58,34 +58,33 @@ class LinkedName:
     identifier: str
     owner: str | None  # `Session` of `Session.fork`
     declares: bool  # written as a declaration (`class Session`): being used in the file is not enough
+    link: Citation  # the link to the file (the first, when the stretch links it more than once)
 
 
 def linked_names(
-    items: list[tuple[Name, SourceLocation]], outline: Outline, citations: tuple[Citation, ...], text: str
+    items: list[tuple[Name, SourceLocation]], outline: Outline, citations: tuple[Citation, ...]
 ) -> list[LinkedName]:
     """The names of `items` that a link beside them ties to one DSH code file."""
-    starts = [0]
-    for line in text.split("\n"):
-        starts.append(starts[-1] + len(line) + 1)
-    files: dict[int, set[str]] = {}  # stretch start -> the code files linked whole in it
+    files: dict[int, dict[str, Citation]] = {}  # stretch start -> the code files linked whole in it, by path
     for c in citations:
         if c.is_permalink and not c.lines and not c.symbol and not c.problem and c.path.endswith(CODE_ENDINGS):
-            stretch = outline.around(starts[c.source.line - 1] + c.source.column - 1)
+            at = outline.offset(c.source.line, c.source.column)
+            stretch = outline.around(at) if at is not None else None
             if stretch is not None:
-                files.setdefault(stretch.start, set()).add(c.path)
+                files.setdefault(stretch.start, {}).setdefault(c.path, c)
     out = []
     for name, where in items:
         if name.kind != CODE:
             continue  # a word of the prose (`WebSocket` in "the WebSocket downlink") names a topic, not a declaration
         stretch = outline.around(name.start)
-        linked = files.get(stretch.start, set()) if stretch is not None else set()
+        linked = files.get(stretch.start, {}) if stretch is not None else {}
         if len(linked) != 1:
             continue
-        (path,) = linked
+        ((path, link),) = linked.items()
         parsed = _parse(name.text.strip())
         if parsed is not None and not path.endswith("/" + name.text.strip()) and name.text.strip() != path:
             owner, identifier, declares = parsed
-            out.append(LinkedName(name, where, path, identifier, owner, declares))
+            out.append(LinkedName(name, where, path, identifier, owner, declares, link))
     return out
 
 

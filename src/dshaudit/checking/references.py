@@ -272,6 +272,11 @@ def _tree(snapshot: Snapshot) -> tuple[frozenset[str], list[str]]:
     return _TREES[snapshot.sha]
 
 
+def root_folders(snapshot: Snapshot) -> frozenset[str]:
+    """The folders at the root of the snapshot's tree: a path under one of them is one of DSH's."""
+    return _tree(snapshot)[0]
+
+
 def _missing_path(path: str, snapshot: Snapshot, message: str, history: bool) -> tuple[ReferenceStatus, str]:
     if not history or path.split("/", 1)[0] not in _tree(snapshot)[0]:
         return ReferenceStatus.PHANTOM, message  # a relative path has no history of its own

@@ -29,7 +29,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
-from itertools import accumulate
 
 from dshaudit.core.model import Citation, SourceLocation
 from dshaudit.documents.names import COMMIT, PACKAGE, PATH, Name
@@ -84,11 +83,10 @@ class DshTies:
         self.outline = outline
         self.in_tree = in_tree
         self.scope = scope
-        starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
         self.cited = sorted(
-            starts[c.source.line - 1] + c.source.column - 1
+            at
             for c in citations
-            if 0 < c.source.line <= len(starts) and not c.problem
+            if not c.problem and (at := outline.offset(c.source.line, c.source.column)) is not None
         )
         self._tied: dict[tuple[int, int], bool] = {}
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import accumulate
 
 from dshaudit.core.model import Citation, Fact, SourceLocation
 from dshaudit.core.references import Reference, ReferenceStatus
@@ -58,7 +57,6 @@ def stated_numbers(
     text: str, outline: Outline, citations: tuple[Citation, ...], files: dict[str, list[str]], path: str
 ) -> list[Stated]:
     """The numbers of the text that name what a fact of a file beside them counts."""
-    starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
     named: dict[int, set[str]] = {}  # stretch start -> the fact files it names
 
     def mentions(file: str, written: str) -> bool:
@@ -66,7 +64,8 @@ def stated_numbers(
         return bool(written) and (file == written or file.endswith("/" + written))
 
     for c in citations:
-        stretch = outline.around(starts[c.source.line - 1] + c.source.column - 1)
+        at = outline.offset(c.source.line, c.source.column)
+        stretch = outline.around(at) if at is not None else None
         if stretch is not None and not c.problem:
             named.setdefault(stretch.start, set()).update(f for f in files if mentions(f, c.path))
     out = []
@@ -86,9 +85,9 @@ def stated_numbers(
                     hits = wanted & set(after)
                     if len(hits) >= 2:
                         offset = stretch.start + m.start()
-                        line = len([s for s in starts if s <= offset])
+                        line, column = outline.place(offset)
                         said = " ".join([m.group(1), *part[m.end() : m.end() + 80].split()[:WORDS_AFTER]])
-                        where = SourceLocation(path, line, offset - starts[line - 1] + 1)
+                        where = SourceLocation(path, line, column)
                         out.append(Stated(where, said, int(m.group(1)), fact_id))
     return out
 

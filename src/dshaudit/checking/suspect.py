@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dshaudit.core.model import LineRange
 from dshaudit.documents.inference import Inferred
@@ -34,6 +34,9 @@ class FileView:
     words: WordIndex | None = None
     prose: bool = False  # Markdown or plain text
     relevance: WordIndex | None = None  # the words of its lines, import statements left out (relevance_index)
+    # The best place found for a description's words (_best_place), by words and cited lines: the
+    # suspect check and the lines it suggests instead ask for it in turn.
+    places: dict = field(default_factory=dict, compare=False, repr=False)
 
     def text(self, r: LineRange) -> str:
         return "\n".join(self.lines[r.start - 1 : r.end])
@@ -477,6 +480,20 @@ def _best_place(
 ) -> tuple[LineRange, list[str]] | None:
     """The stretch of the file, as long as the cited one and apart from it, that the description's
     words match clearly better (RELEVANCE_MIN, RELEVANCE_SHARE), and the words it holds; or None."""
+    key = (words, region)
+    if key not in view.places:
+        view.places[key] = _find_best_place(words, region, view)
+    return view.places[key]
+
+
+def _weight_on(stems: list[str], region: tuple[LineRange, ...], whole: WordIndex) -> float:
+    """What the cited lines hold of the words, read whole, each weighed by its rarity in the file."""
+    return sum(whole.weight(w) for w in stems if any(whole.present(w, r.start, r.end) for r in region))
+
+
+def _find_best_place(
+    words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView
+) -> tuple[LineRange, list[str]] | None:
     index, whole = view.relevance, view.words
     assert index is not None and whole is not None
     stems = [w for w in dict.fromkeys(words) if whole.lines_of.get(w)]  # weighed by their rarity in the whole file
@@ -492,7 +509,7 @@ def _best_place(
         return sum(bisect_right(index.lines_of[w], b) - bisect_left(index.lines_of[w], a) for w in there)
 
     # What the cited lines hold, read whole: a citation of the imports or the opening comment holds their words.
-    here = sum(whole.weight(w) for w in stems if any(whole.present(w, r.start, r.end) for r in region))
+    here = _weight_on(stems, region, whole)
     best: tuple[float, int, int, list[str]] = (0.0, 0, 0, [])
     for start in range(1, index.size - size + 1):
         if start <= hi and start + size >= lo:
@@ -533,5 +550,4 @@ def holds_described(inferred: Inferred, region: tuple[LineRange, ...], view: Fil
     if whole is None:
         return False
     stems = [w for w in dict.fromkeys(inferred.words) if whole.lines_of.get(w)]
-    here = sum(whole.weight(w) for w in stems if any(whole.present(w, r.start, r.end) for r in region))
-    return here >= RELEVANCE_MIN
+    return _weight_on(stems, region, whole) >= RELEVANCE_MIN

@@ -247,21 +247,21 @@ def _about_dsh(
 ) -> list[tuple[Name, SourceLocation]]:
     """The names a document not written for dshaudit claims of DSH."""
     from dshaudit.checking.mentions import front_lines
+    from dshaudit.checking.references import root_folders
     from dshaudit.checking.scoping import EVENT_RE, DshTies, about_dsh, owner_scope
     from dshaudit.documents.names import CODE, STRING
     from dshaudit.documents.stretches import outline
 
-    roots: dict[str, bool] = {}
+    roots: list[frozenset[str]] = []
 
     def in_tree(path: str) -> bool:
-        first = path.split("/", 1)[0]
-        if first not in roots:
+        """Whether the path is under a root folder of the tree, by the rule the names pass checks paths by."""
+        if not roots:
             try:
-                entry = repository().snapshot(pin.sha, pin.name).entry(first)
+                roots.append(root_folders(repository().snapshot(pin.sha, pin.name)))
             except RepoError:
-                entry = None  # a commit the clone lacks: reported where the citations meet it
-            roots[first] = entry is not None and entry.kind == "tree"
-        return roots[first]
+                roots.append(frozenset())  # a commit the clone lacks: reported where the citations meet it
+        return path.split("/", 1)[0] in roots[0]
 
     web = resolver.config.web_url
     ties = DshTies(f.text, outline(f.text, front_lines(f.text)), f.citations, in_tree, owner_scope(web), web)
@@ -346,7 +346,7 @@ def _beside_files(
     from dshaudit.facts.book import FactBook, registry
 
     shape = outline(f.text, front_lines(f.text))
-    found = check_linked(linked_names(items, shape, f.citations, f.text), found, snapshot)
+    found = check_linked(linked_names(items, shape, f.citations), found, snapshot)
     files = single_file_facts({i: spec.paths for i, spec in registry().items()})
     stated = stated_numbers(f.text, shape, f.citations, files, f.path)
     if not stated:

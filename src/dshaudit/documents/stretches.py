@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 from dshaudit.documents.blocks import prose_chunks
 from dshaudit.documents.inference import sentence_scopes
@@ -29,19 +30,36 @@ class Stretch:
 
 @dataclass(frozen=True)
 class Outline:
-    """A document's headings (offset spans of their text) and the stretches of its prose."""
+    """A document's headings (offset spans of their text) and the stretches of its prose, and
+    where each of its lines starts (so that a place given as line and column is an offset)."""
 
     headings: tuple[tuple[int, int], ...]
     stretches: tuple[Stretch, ...]
+    line_starts: tuple[int, ...]
+    _stretch_starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_stretch_starts", tuple(s.start for s in self.stretches))
 
     def around(self, offset: int) -> Stretch | None:
         """The stretch holding `offset`, if it is in prose."""
-        k = bisect_right([s.start for s in self.stretches], offset) - 1
+        k = bisect_right(self._stretch_starts, offset) - 1
         if k >= 0 and offset < self.stretches[k].end:
             return self.stretches[k]
         return None
 
+    def offset(self, line: int, column: int) -> int | None:
+        """The offset of a 1-based line and column; None past the text."""
+        return self.line_starts[line - 1] + column - 1 if 0 < line <= len(self.line_starts) else None
 
+    def place(self, offset: int) -> tuple[int, int]:
+        """The 1-based line and column of an offset."""
+        line = bisect_right(self.line_starts, offset)
+        return line, offset - self.line_starts[line - 1] + 1
+
+
+# Remembered by text: the names pass, the checks beside linked files and rebase each ask.
+@lru_cache(maxsize=256)
 def outline(text: str, skip_lines: int = 0) -> Outline:
     lines = text.split("\n")
     starts = [0]
@@ -62,7 +80,7 @@ def outline(text: str, skip_lines: int = 0) -> Outline:
         for s, e in _chunk_stretches(chunk):
             found.append((base + s, base + e, bisect_right(starts, base + s) - 1))
     out = [Stretch(s, e, bisect_right(heading_lines, line) - 1) for s, e, line in sorted(found)]
-    return Outline(tuple(headings), tuple(out))
+    return Outline(tuple(headings), tuple(out), tuple(starts[:-1]))
 
 
 def _chunk_stretches(chunk: str) -> list[tuple[int, int]]:

@@ -4,11 +4,11 @@ the claims whose verdict changes there, and the findings rewritten."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dshaudit.core.diagnostics import Diagnostic, Outcome, Summary, rules_of
 from dshaudit.core.errors import InputError
-from dshaudit.core.model import ClaimVerdict, Pin
+from dshaudit.core.model import ClaimVerdict, Pin, SourceLocation
 from dshaudit.core.status import DiagnosticStatus, Reach, Severity
 from dshaudit.documents.claims import show as show_value
 from dshaudit.documents.findings import FindingsFile, join_raw_lines, raw_lines
@@ -60,7 +60,47 @@ def rebase(
     rebaser.prefetch(citations)
     for c in citations:
         result.moves.append(rebaser.move(c))
+    result.moves = _names_still_declared([f for f in files if not f.pin], result, rebaser)
     return result
+
+
+def _names_still_declared(files: list[FindingsFile], result: RebaseResult, rebaser: Rebaser) -> list[Move]:
+    """A link to a whole file, with names listed beside it that the file declared (checking/linked.py),
+    is carried only while the file at the new pin still declares every one of them; else it is lost,
+    and says which name went. (Documents with a pin of their own list no names so.)"""
+    from dshaudit.checking.linked import declared_at, linked_names
+    from dshaudit.checking.mentions import document_names, front_lines
+    from dshaudit.documents.stretches import outline
+
+    beside: dict[SourceLocation, list] = {}  # a whole-file link's place -> the names listed beside it
+    for f in files:
+        items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
+        for x in linked_names(items, outline(f.text, front_lines(f.text)), f.citations):
+            beside.setdefault(x.link.source, []).append(x)
+    if not beside:
+        return result.moves
+    out = []
+    for m in result.moves:
+        c = m.citation
+        names = beside.get(c.source, [])
+        if m.status in (MoveStatus.UNCHANGED, MoveStatus.RENAMED) and names:
+            path = m.new_path or c.path
+            # The names the file declared where the document was written, and does no longer.
+            gone = [
+                x
+                for x in names
+                if declared_at(rebaser.old, c.path, x.identifier, x.owner) is not None
+                and declared_at(rebaser.new, path, x.identifier, x.owner) is None
+            ]
+            if gone:
+                what = f"{gone[0].owner}.{gone[0].identifier}" if gone[0].owner else gone[0].identifier
+                m = replace(
+                    m,
+                    status=MoveStatus.LOST,
+                    message=f"`{what}`, listed beside it, is not declared in {path} at {result.new_pin.name}",
+                )
+        out.append(m)
+    return out
 
 
 def claim_change(before: ClaimVerdict, after: ClaimVerdict, new_pin: Pin) -> Diagnostic | None:
