@@ -31,6 +31,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 
 from dshaudit.core.model import Citation, SourceLocation
+from dshaudit.documents.inference import NEGATION, NEGATION_ARTICLE
 from dshaudit.documents.names import COMMIT, PACKAGE, PATH, Name
 from dshaudit.documents.stretches import Outline
 
@@ -47,9 +48,9 @@ _OWN_RE = re.compile(
     re.IGNORECASE,
 )
 # Right before the name: the text says it is not there.
+# (inference.py's negations, and `missing`, `nonexistent`, with a word between: `no documented X`).
 _NOT_THERE_RE = re.compile(
-    r"\b(?:no|not|without|nor|never|neither|lacks?|missing|non-?existent)\s+(?:an?\s+|the\s+|any\s+)?"
-    r"(?:\w+\s+)?[`'\"“]?$",
+    rf"(?:{NEGATION}|\b(?:missing|non-?existent))\s+{NEGATION_ARTICLE}(?:\w+\s+)?[`'\"“]?$",
     re.IGNORECASE,
 )
 

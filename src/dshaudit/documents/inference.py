@@ -219,8 +219,11 @@ def _masked(chunk: str, span: tuple[int, int], masks: _Masks) -> str:
 
 
 # A name the text says is not there (`no \`origin\``, `without \`cwd\``, `没有 \`x\``) is not expected on the lines.
+# The words that say what follows them is not there (`no`, `without`), and the article after one.
+NEGATION = r"\b(?:no|not|without|nor|never|neither|lacks?)"
+NEGATION_ARTICLE = r"(?:an?\s+|the\s+|any\s+)?"
 _NEGATED_RE = re.compile(
-    r"(?:\b(?:no|not|without|nor|never|neither|lacks?)\s+(?:an?\s+|the\s+|any\s+)?|(?:没有|无|不含|并无)\s*)[`'\"“]?$",
+    rf"(?:{NEGATION}\s+{NEGATION_ARTICLE}|(?:没有|无|不含|并无)\s*)[`'\"“]?$",
     re.IGNORECASE,
 )
 

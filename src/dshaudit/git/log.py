@@ -258,7 +258,7 @@ def nearby_versions(repository: DshRepository, sha: str, path: str, reach: int) 
     file as the commit left it; one that deleted the file is left out."""
     out: list[FileVersion] = []
     for side, revs in ((-1, [f"-n{reach}", sha]), (1, ["--reverse", "--ancestry-path", f"{sha}..HEAD"])):
-        line_of = _first_parent_positions(repository, revs, side)
+        line_of = _first_parent_positions(repository, revs, side, reach)
         listed = run.run(
             [
                 "log",
@@ -287,13 +287,13 @@ def nearby_versions(repository: DshRepository, sha: str, path: str, reach: int) 
     return sorted(out, key=lambda v: (abs(v.distance), v.distance))
 
 
-def _first_parent_positions(repository: DshRepository, revs: list[str], side: int) -> dict[str, int]:
-    """The first-parent commits `revs` names (at most 200 past the start), each with its signed distance."""
+def _first_parent_positions(repository: DshRepository, revs: list[str], side: int, reach: int) -> dict[str, int]:
+    """The first-parent commits `revs` names (at most `reach` past the start), each with its signed distance."""
     listed = run.run(["rev-list", "--first-parent", *revs], repository.git_dir, env=run.C_LOCALE)
     if listed.returncode != 0:
         return {}
     commits = [line for line in run.text(listed.stdout).splitlines() if line]
     if side > 0:
-        commits = commits[:200]
+        commits = commits[:reach]
         return {c: i + 1 for i, c in enumerate(commits)}
     return {c: -i for i, c in enumerate(commits)}
