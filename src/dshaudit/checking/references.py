@@ -89,12 +89,16 @@ def _named(name: Name, plan: Plan) -> set[str]:
 def _start(plans: list[Plan], snapshot: Snapshot, absent: list[str]) -> list[str]:
     """Start one pass over the tree, in the background, for every name not yet
     known at this commit, the names of fragments whose verdict is not cached
-    yet, and the absence claims; the names whose presence is wanted."""
+    yet, and the absence claims; the names whose presence is wanted. The names
+    whose absence makes them phantoms are the ones whose history may be asked
+    for (`dated`): an absence claim or a commit's digits never are."""
     lookups = [x for p in plans if p.kind != PATH for x in p.lookups]
     tokens = [
         t for p in plans if p.fragment is not None and not cached(p.fragment, snapshot.sha) for t in p.fragment.tokens
     ]
-    index_for(snapshot).start(presence=lookups, paths=tokens, absent=absent)
+    dated = [x for p in plans if p.kind not in (PATH, COMMIT) for x in p.lookups]
+    dated += [p.fragment.name for p in plans if p.fragment is not None]
+    index_for(snapshot).start(presence=lookups, paths=tokens, absent=absent, dated=dated)
     return lookups
 
 
@@ -105,8 +109,35 @@ def prefetch_references(
     absence claims of several documents pinned to the same commit, so that
     `check_references` on each finds them known. Optional: it only saves the
     cold cost of one pass over the tree per document, and lets the caller do
-    other work while git searches."""
+    other work while git searches. `items`: those `checked_items` keeps."""
     _start([plan for _, _, plan in _plans(items)], snapshot, absent or [])
+
+
+def checked_items(
+    items: list[tuple[Name, SourceLocation]],
+    *,
+    exempt: set[str],
+    absent: list[tuple[str, SourceLocation]],
+    own: Mapping[str, str] | None = None,
+) -> list[tuple[Name, SourceLocation]]:
+    """The items `check_references` looks up, given the same document's exemptions."""
+    claims = [text for text, _ in absent]
+    return [(name, where) for name, where, plan in _plans(items) if _excused(name, plan, exempt, claims, own) is None]
+
+
+def _excused(name: Name, plan: Plan, exempt: set[str], claims: list[str], own: Mapping[str, str] | None) -> str | None:
+    """Why a name is `ok` without being looked up, or None when it is looked up."""
+    named = _named(name, plan)
+    if named & exempt:
+        return (
+            "counted by a `files(...)` claim of this document" if plan.kind == PATH else "introduced by this document"
+        )
+    if claim := _claimed_absent(named, claims):
+        return f"the document claims it absent (`absent: {claim}`)"
+    defined = sorted(n for n in named if n in own) if own else []
+    if own and defined and plan.kind != COMMIT:
+        return f"defined by the document's own repository, at {own[defined[0]]}"
+    return None
 
 
 def compare_fragments(items: list[tuple[Name, SourceLocation]], snapshot: Snapshot) -> None:
@@ -142,23 +173,7 @@ def check_references(
     at = snapshot.sha[:8]
     plans = _plans(items)
     claims = [text for text, _ in absent]
-    excused: list[str | None] = []
-    for name, _, plan in plans:
-        named = _named(name, plan)
-        defined = sorted(n for n in named if n in own) if own else []
-        excused.append(
-            ("counted by a `files(...)` claim of this document" if plan.kind == PATH else "introduced by this document")
-            if named & exempt
-            else (
-                f"the document claims it absent (`absent: {claim}`)"
-                if (claim := _claimed_absent(named, claims))
-                else (
-                    f"defined by the document's own repository, at {own[defined[0]]}"
-                    if own and defined and plan.kind != COMMIT
-                    else None
-                )
-            )
-        )
+    excused = [_excused(name, plan, exempt, claims, own) for name, _, plan in plans]
     lookups = _start([plan for (_, _, plan), why in zip(plans, excused) if why is None], snapshot, claims)
     present = index.present(lookups)
 

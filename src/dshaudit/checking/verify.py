@@ -7,8 +7,8 @@ and the names and quoted code looked up in the background (platform/background.p
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
-from functools import partial
+from dataclasses import dataclass, replace
+from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 from dshaudit.checking.citations import Verifier
@@ -169,7 +169,34 @@ def _start_references(
     )
 
 
-_Work = tuple[FindingsFile, Pin, list[tuple["Name", SourceLocation]], list[tuple[str, SourceLocation]]]
+@dataclass
+class _Work:
+    """One document's names and absence claims, at its pin, and what its check takes as
+    known, worked out where the names are looked up (in the background, as a rule)."""
+
+    document: FindingsFile
+    pin: Pin
+    items: list[tuple[Name, SourceLocation]]
+    absent: list[tuple[str, SourceLocation]]
+    pins: frozenset[str]
+
+    @cached_property
+    def exempt(self) -> set[str]:
+        """What the document introduces, and the pin names (`rc7` in prose names a pin, not code)."""
+        from dshaudit.checking.mentions import document_exemptions
+
+        return document_exemptions(self.document.text) | self.pins
+
+    @cached_property
+    def own(self) -> Mapping[str, str]:
+        """What the document's own repository defines."""
+        return _own_definitions(self.document)
+
+    def checked(self) -> list[tuple[Name, SourceLocation]]:
+        """The names its check looks up in DSH."""
+        from dshaudit.checking.references import checked_items
+
+        return checked_items(self.items, exempt=self.exempt, absent=self.absent, own=self.own)
 
 
 def _reference_work(
@@ -203,7 +230,7 @@ def _reference_work(
                     line=where.line,
                 )
         if items or absent or (f.pin is None and f.citations):  # and what it says beside the files it links
-            work.append((f, pin, items, absent))
+            work.append(_Work(f, pin, items, absent, frozenset(resolver.config.pins)))
     if split:
         f, commits = split[0]
         ui.note(
@@ -273,15 +300,16 @@ def _about_dsh(
 
 
 def _prefetch_references(work: list[_Work], repository: Callable[[], DshRepository]) -> None:
-    """Every document's names at a pin looked up in one pass over the tree, started in the background."""
+    """Every document's names at a pin, those its check looks up, found in one pass over
+    the tree started in the background."""
     from dshaudit.checking.references import prefetch_references
 
     try:
-        for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
+        for pin in sorted({w.pin for w in work}, key=lambda p: p.sha):
             prefetch_references(
-                [i for _, p, items, _ in work if p == pin for i in items],
+                [i for w in work if w.pin == pin for i in w.checked()],
                 repository().snapshot(pin.sha, pin.name),
-                [t for _, p, _, absent in work if p == pin for t, _ in absent],
+                [t for w in work if w.pin == pin for t, _ in w.absent],
             )
     except RepoError:
         pass  # a commit the clone lacks: reported where the citations and references meet it
@@ -297,7 +325,7 @@ def _look_up_references(
 def _stop_references(work: list[_Work], repository: Callable[[], DshRepository]) -> None:
     from dshaudit.index.nameindex import index_for
 
-    for pin in {pin for _, pin, _, _ in work}:
+    for pin in {w.pin for w in work}:
         try:
             index_for(repository().snapshot(pin.sha, pin.name)).stop()
         except RepoError:
@@ -308,23 +336,19 @@ def _check_references(
     work: list[_Work], resolver: PinResolver, repository: Callable[[], DshRepository]
 ) -> list[tuple[Pin, Reference]]:
     """The names and quoted code of each document, looked up at its pin."""
-    from dshaudit.checking.mentions import document_exemptions
     from dshaudit.checking.references import check_references, compare_fragments
 
-    for pin in sorted({pin for _, pin, _, _ in work}, key=lambda p: p.sha):
+    for pin in sorted({w.pin for w in work}, key=lambda p: p.sha):
         compare_fragments(
-            [i for _, p, items, _ in work if p == pin for i in items], repository().snapshot(pin.sha, pin.name)
+            [i for w in work if w.pin == pin for i in w.checked()], repository().snapshot(pin.sha, pin.name)
         )
     out: list[tuple[Pin, Reference]] = []
-    for f, pin, items, absent in work:
-        # Pin names in prose (`rc7`) name pins, not code.
-        exempt = document_exemptions(f.text) | set(resolver.config.pins)
-        snapshot = repository().snapshot(pin.sha, pin.name)
-        own = _own_definitions(f)
-        found = check_references(items, snapshot, exempt=exempt, absent=absent, own=own)
-        if f.pin is None:
-            found = _beside_files(f, items, found, pin, snapshot, resolver, repository)
-        out += [(pin, r) for r in found]
+    for w in work:
+        snapshot = repository().snapshot(w.pin.sha, w.pin.name)
+        found = check_references(w.items, snapshot, exempt=w.exempt, absent=w.absent, own=w.own)
+        if w.document.pin is None:
+            found = _beside_files(w.document, w.items, found, w.pin, snapshot, resolver, repository)
+        out += [(w.pin, r) for r in found]
     return out
 
 

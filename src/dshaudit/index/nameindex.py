@@ -87,6 +87,7 @@ class NameIndex:
         self.passes = NamePasses(snapshot, self.grep, self.absences)
         self.history = NameHistory(self.grep)
         self._pending: _Pending | None = None
+        self._dated: set[str] = set()  # names whose deletion may be asked for (`start`)
         self.base: str | None = None  # the commit the last pass started from, if any (for tests and -v)
 
     @property
@@ -94,12 +95,20 @@ class NameIndex:
         """For tests and the benchmark: git processes this index started."""
         return self.grep.calls
 
-    def start(self, presence: Iterable[str] = (), paths: Iterable[str] = (), absent: Iterable[str] = ()) -> None:
+    def start(
+        self,
+        presence: Iterable[str] = (),
+        paths: Iterable[str] = (),
+        absent: Iterable[str] = (),
+        dated: Iterable[str] = (),
+    ) -> None:
         """Start, in the background, what these answers need that is not known yet:
         whether each name of `presence` occurs, the files that hold each name of
         `paths`, and the places of each absence claim of `absent`. `present`,
-        `paths` and `occurrences` wait for it."""
+        `paths` and `occurrences` wait for it. When one of `dated` turns out to
+        occur nowhere, the history that dates it starts at once (`deletion`)."""
         self._finish()
+        self._dated.update(dated)
         want_paths = list(dict.fromkeys(paths))
         self.store.load_stored(want_paths)
         want_paths = [n for n in want_paths if n not in self.store.paths]
@@ -156,7 +165,7 @@ class NameIndex:
                     self.store.record(name, found[name])
             for t, places in lines.items():
                 self.absences.record(t, ABSENCE_PLACES, sorted(places))
-            if any(self.store.present.get(n) is False for n in pending.names()):
+            if any(self.store.present.get(n) is False for n in pending.names() if n in self._dated):
                 self.history.start()  # a name found nowhere: its history will be asked for
         except BaseException:
             pending.stop()

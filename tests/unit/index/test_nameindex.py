@@ -129,9 +129,21 @@ def test_names_the_pass_missed_are_looked_up_apart_in_one_grep(first, monkeypatc
         "dsh-bas": False,  # in `dsh-base` as a string, but no whole word
         "scope/dsh": True,
     }
-    # The pass, the one grep for the names it missed, and the read of the history that a
-    # name found nowhere (`dsh-bas`) sets going.
-    assert first.git_calls - calls == 3
+    # The pass and the one grep for the names it missed: no name was said to be dated, so
+    # `dsh-bas`, found nowhere, sets no read of the history going.
+    assert first.git_calls - calls == 2
+
+
+def test_the_history_is_read_ahead_only_for_a_missing_name_that_may_be_dated(first):
+    """A name found nowhere sets the history's read going only when the caller may ask
+    when it was deleted: an absence claim's text, or a commit's digits, never are."""
+    calls = first.git_calls
+    first.start(presence=["Registry", "deadbeef"], dated=["AgentRegistry"])
+    first.present(["Registry", "deadbeef"])
+    assert first.git_calls - calls == 1  # the pass alone: the names missing are not dated
+    first.start(presence=["Factory"], dated=["Factory"])
+    first.present(["Factory"])
+    assert first.git_calls - calls == 3  # another pass, and the history's read it set going
 
 
 def test_a_warm_lookup_runs_no_git(history):
