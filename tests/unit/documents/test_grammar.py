@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from dshaudit.core.model import LineRange
+from dshaudit.documents import grammar
 from dshaudit.documents.grammar import find_citations
 from dshaudit.documents.markdown import citations_in_markdown
+from dshaudit.documents.paths import looks_like_path
 
 
 def one(text: str):
@@ -138,3 +144,31 @@ def test_markdown_positions_and_blocks():
     lines = MARKDOWN.split("\n")
     for c in cs:  # each position points at the citation's first character
         assert lines[c.source.line - 1][c.source.column - 1 :].startswith(c.text)
+
+
+# -- the plain-word screen of CITATION_RE ----------------------------------------------------
+
+# The pattern as it reads without its plain-word screen: the screen must change no match.
+_UNSCREENED_RE = re.compile(grammar.CITATION_RE.pattern.replace(grammar.PLAIN_WORD_SCREEN, ""), re.VERBOSE)
+# Text made of the pieces paths, lines and symbols are made of, so that paths with a known ending come up.
+_PIECES = ["a", "b.ts", "util", ".ts", ".", "/", "#", ":", "12", "3-4", ",", "-", "@", "+", "\\", " ", "\n", "`", "é"]
+_PATHLIKE = st.lists(st.sampled_from(_PIECES), max_size=16).map("".join)
+
+
+@given(_PATHLIKE)
+@example("see a#b.ts here")
+@example("a:12#b.ts")
+@example("a\\b.ts:3 and a-b.ts")
+@settings(max_examples=500)
+def test_the_plain_word_screen_changes_no_citation_the_pattern_finds(text):
+    """A plain word (no dot, slash, `#` or `:` after it) can never be a path: skipping it
+    leaves every match the pattern makes, and every one it rejects, as they were."""
+    assert grammar.PLAIN_WORD_SCREEN in grammar.CITATION_RE.pattern
+    assert [m.span() for m in grammar.CITATION_RE.finditer(text) if looks_like_path(m.group("path"))] == [
+        m.span() for m in _UNSCREENED_RE.finditer(text) if looks_like_path(m.group("path"))
+    ]
+
+
+def test_a_word_before_a_symbol_is_not_skipped_into_a_citation():
+    """`word#util.ts:12` and `word:1#util.ts:3` are one token each, never a citation of `util.ts`."""
+    assert find_citations("see word#util.ts:12 and word:1#util.ts:3 here") == []
