@@ -50,6 +50,8 @@ def citations_in_markdown(
     (its relative links to lines are citations). `by_shape`: whether the shape of
     cited lines alone may make a citation suspect (Citation.by_shape)."""
     lines = text.split("\n")
+    if not _may_cite(lines, web_url, link_base):
+        return []
     chunks, fences = prose_chunks(text, skip_lines)
     headings = [i for i, ln in enumerate(lines) if i >= skip_lines and _HEADING_RE.match(ln)]
     pending: list[tuple[RawCitation, int, int, tuple[str, ...], Inferred, str | None]] = []
@@ -153,6 +155,27 @@ def citations_in_markdown(
         own = p[0].path.rsplit("/", 1)[0]
         out.append(build(*p, tuple(sorted(near - {own})) if len(near) > 1 or own not in near else ()))
     return out
+
+
+def _may_cite(lines: list[str], web_url: str | None, link_base: str | None) -> bool:
+    """Whether the document may hold a citation, known without parsing its Markdown
+    (most of a tree's documents cite nothing, and parsing is the costly part): each
+    run of non-blank lines holds every prose chunk within it, code lines aside, and
+    a citation the grammar finds in a chunk it finds in the run around it too (no
+    form reaches across a line break in a way the lines around can undo); a line
+    that may head a fence is read as that header is."""
+    run: list[str] = []
+    for line in [*lines, ""]:
+        if line.strip():
+            run.append(line)
+            header = _FENCE_HEADER_RE.match(line)
+            if header and find_citations(line[header.end() :], web_url):
+                return True
+            continue
+        if run and find_citations("\n".join(run), web_url, link_base):
+            return True
+        run = []
+    return False
 
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}\s")
