@@ -36,11 +36,13 @@ def test_bump_moves_every_permalink_form_and_says_what_needs_a_person(workspace,
     assert lines[0] == f"- The fiber: [context]({WEB}/blob/{v2}/{CONTEXT}#L17)"
     assert lines[1] == f"- The whole file: [context]({WEB}/blob/{v2}/{CONTEXT})"
     assert lines[2] == f"- A folder: [vendor]({WEB}/tree/{v2}/vendor/cordis)"
-    assert lines[3] == f"- A branch: [main]({WEB}/blob/main/{CONTEXT})"  # a branch link is not bumped
+    assert lines[3] == f"- A branch: [main]({WEB}/blob/{v2}/{CONTEXT})"  # pinned to the release too
     assert lines[4] == _page(fixture_repo).split("\n")[4]  # left exactly as it was
     body = pr.read_text()
     assert "### Moved" in body and f"`{CONTEXT}:17`" in body
     assert "### Fix by hand" in body and f"`findings/links.md:5`: `{APP}:4`" in body
+    # The branch is ahead of v2: carried back through the diff, with no history to walk.
+    assert "were carried through the diff to v2, which is not ahead of them" in body
     # It renders as GitHub-flavoured Markdown: its tables are tables.
     tokens = MarkdownIt("commonmark").enable("table").parse(body)
     assert [t.type for t in tokens].count("table_open") >= 1
@@ -64,13 +66,13 @@ def test_a_clean_move_exits_0_and_front_matter_pins_move_too(workspace, fixture_
     assert "Every citation moved cleanly" in run.stdout
 
 
-def test_branch_links_move_only_with_pin_branches(workspace, fixture_repo):
+def test_branch_links_are_pinned_to_the_release_unless_kept(workspace, fixture_repo):
     v3 = fixture_repo.shas["v3"]
     page = workspace / "findings" / "links.md"
     page.write_text(f"- A branch: [main]({WEB}/blob/main/{CONTEXT})\n")
-    assert run_cli("bump", "--to", "v3").exit_code == 0
+    assert run_cli("bump", "--to", "v3", "--keep-branches").exit_code == 0
     assert page.read_text() == f"- A branch: [main]({WEB}/blob/main/{CONTEXT})\n"
-    assert run_cli("bump", "--to", "v3", "--pin-branches").exit_code == 0
+    assert run_cli("bump", "--to", "v3").exit_code == 0
     assert page.read_text() == f"- A branch: [main]({WEB}/blob/{v3}/{CONTEXT})\n"
 
 

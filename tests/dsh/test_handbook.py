@@ -98,3 +98,29 @@ def test_only_names_tied_to_dsh_are_checked(handbook):
     assert "@deepseek-ai/dsh-hook-protocol" in checked
     assert "@deepseek-ai/dsh-client-schema-form" not in checked
     assert len(failed) <= 5, [(r["text"], r["status"]) for r in failed]
+
+
+def _masked(text: str) -> str:
+    """The text with every link target into DSH, its line fragment included, masked."""
+    return re.sub(LINK_RE.pattern + r"(?:#L\d+(?:-L\d+)?)?", "LINK", text)
+
+
+def test_moving_the_handbook_to_rc2_bumps_its_links_and_leaves_the_rest(handbook):
+    """`rebase --write` pins the links at a commit and those at a branch to rc2's commit, moves the
+    three that moved by a line, leaves the edited ones, and changes nothing but link targets."""
+    pages = {p: p.read_text(encoding="utf-8") for p in (handbook / "docs/en").rglob("*.md")}
+    run = run_cli("rebase", "docs/en", "--to", "rc2", "--write", "--format", "json")
+    assert run.exit_code == 1, run.stderr  # the edited ones need a person
+    statuses = Counter(c["status"] for c in run.json["citations"])
+    assert statuses["unchanged"] + statuses["shifted"] >= 400, statuses
+    moved = {(c["source"]["file"], c["source"]["line"]) for c in run.json["citations"] if c["status"] == "shifted"}
+    assert {
+        ("docs/en/troubleshooting/live-session-log-durability.md", 172),
+        ("docs/en/troubleshooting/remote-web-secure-context.md", 276),
+        ("docs/en/troubleshooting/workspace-moved-spawn-enoent.md", 175),
+    } <= moved
+    assert statuses["lost"] == 3
+    rc2 = "b150a551b8d465e31e418e1b2eaf5e79bbb7d28e"
+    bumped = sum(p.read_text(encoding="utf-8").count(f"/{rc2}/") for p in pages)
+    assert bumped - sum(text.count(f"/{rc2}/") for text in pages.values()) >= 400
+    assert all(_masked(p.read_text(encoding="utf-8")) == _masked(text) for p, text in pages.items())

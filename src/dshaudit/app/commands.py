@@ -405,6 +405,7 @@ def bump(
     """The whole move of documents to a new pin: rebased (written unless `dry_run`), their
     history walked from each group's pin, and the pull-request body that says what needs a person.
     The body's `outputs` are checked before any document is written: none may be an input."""
+    from dshaudit.git.log import is_ancestor
     from dshaudit.moves.bump import BumpResult, body
     from dshaudit.moves.history import history as run_history
     from dshaudit.platform import ui
@@ -414,19 +415,24 @@ def bump(
     refuse_over_inputs(list(outputs))
     if not dry_run:
         _write_rebase(session, plan)
-    histories = []
+    histories, unwalked = [], []
     for r in plan.results:
-        if r.old_pin.sha != plan.new_pin.sha:
-            ui.detail(f"bump: history from {r.old_pin.name} to {plan.new_pin.name}")
-            histories.append(
-                run_history(plan.groups[r.old_pin], session.pins, session.repository, r.old_pin, plan.new_pin)
-            )
+        if r.old_pin.sha == plan.new_pin.sha:
+            continue
+        # A branch ahead of the release (`blob/master/...`) is carried back through the diff:
+        # no first-parent history leads from it to the release.
+        if not is_ancestor(session.repository(), r.old_pin.sha, plan.new_pin.sha):
+            unwalked.append(r.old_pin)
+            continue
+        ui.detail(f"bump: history from {r.old_pin.name} to {plan.new_pin.name}")
+        histories.append(run_history(plan.groups[r.old_pin], session.pins, session.repository, r.old_pin, plan.new_pin))
     result = BumpResult(
         plan.new_pin,
         plan.results,
         histories,
         written=not dry_run,
         followed=_followed(session, plan),
+        unwalked=tuple(unwalked),
     )
     text = body(result, session.config.web_url)
     return Outcome(

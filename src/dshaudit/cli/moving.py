@@ -13,10 +13,11 @@ from dshaudit.cli.options import PIN_HELP, config_option, format_option, outputs
 from dshaudit.output.emit import page_outputs
 
 pin_branches_option = click.option(
-    "--pin-branches",
-    is_flag=True,
-    help="Also carry permalinks to a branch (blob/master/...) from the commit the branch is at, and write the "
-    "new commit in them. Without it they are left alone: a branch link follows the branch by itself.",
+    "--pin-branches/--keep-branches",
+    default=True,
+    help="Carry permalinks to a branch (blob/master/...) from the commit the branch is at and write the new "
+    "commit in them, as every other permalink (the default): once moved, a document says what it says of "
+    "that release. --keep-branches leaves them following their branch.",
 )
 
 

@@ -38,17 +38,22 @@ def pull_request(subject: str) -> int | None:
     return int(m.group(1) or m.group(2)) if m else None
 
 
+def is_ancestor(repository: DshRepository, older: str, newer: str) -> bool:
+    """Whether `older` is an ancestor of `newer` (or the same commit); a RepoError when git cannot tell."""
+    asked = run.run(["merge-base", "--is-ancestor", older, newer], repository.git_dir, env=run.C_LOCALE)
+    if asked.returncode not in (0, 1):  # 1 is git's answer "no"; any other status is a failure to answer
+        raise RepoError(f"cannot tell whether {older[:12]} is an ancestor of {newer[:12]}: {asked.reason}")
+    return asked.returncode == 0
+
+
 def first_parent_path(
     repository: DshRepository, good: str, bad: str, order: str = "bisect needs --good before --bad"
 ) -> list[str]:
     """The commits on the first-parent path after `good`, up to `bad` included, oldest first.
     An InputError when `good` is not an ancestor of `bad` (`order` says which option comes
     first); a RepoError when git cannot tell."""
-    asked = run.run(["merge-base", "--is-ancestor", good, bad], repository.git_dir, env=run.C_LOCALE)
-    if asked.returncode == 1:  # git's answer "no"; any other status is a failure to answer
+    if not is_ancestor(repository, good, bad):
         raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}: {order}")
-    if asked.returncode != 0:
-        raise RepoError(f"cannot tell whether {good[:12]} is an ancestor of {bad[:12]}: {asked.reason}")
     listed = run.run(
         ["rev-list", "--first-parent", "--reverse", f"{good}..{bad}"], repository.git_dir, env=run.C_LOCALE
     )

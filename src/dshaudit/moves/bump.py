@@ -30,6 +30,8 @@ class BumpResult:
     written: bool
     # Where the text of a lost citation went, by its place in its document (carry.py follows it).
     followed: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    # The pins no history leads from to the new one (a branch ahead of it): carried through the diff alone.
+    unwalked: tuple[Pin, ...] = ()
 
     @property
     def moves(self) -> list[tuple[Move, Pin]]:
@@ -151,6 +153,13 @@ def body(result: BumpResult, web_url: str) -> str:
         if len(ranked) > MAX_COMMITS:
             out.append(f"\n{len(ranked) - MAX_COMMITS} more commits moved cited lines.")
         out.append("")
+    if result.unwalked:
+        names = ", ".join(f"{markdown_text(p.name)} ({p.sha[:12]})" for p in result.unwalked)
+        out += [
+            f"The links at {names} were carried through the diff to {markdown_text(new.name)}, which is not "
+            "ahead of them: no history was walked for them.",
+            "",
+        ]
     if not result.needs_a_person:
         out += ["Every citation moved cleanly: nothing needs a person.", ""]
     return "\n".join(out)
