@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from dshaudit.checking.citations import Verifier
 from dshaudit.checking.verify import check
 from dshaudit.core.model import Evidence, Fact, FactStatus, LineRange, Pin, Status
 from dshaudit.documents import searches
@@ -18,6 +19,18 @@ from dshaudit.moves.carry import carried_verdicts
 if TYPE_CHECKING:
     from dshaudit.git.pins import PinResolver
     from dshaudit.git.repository import DshRepository
+
+
+# One verifier for the tree-docs facts of a run: `tree-docs('docs')` checks the documents at
+# their commit, and `tree-docs('docs', 'rc2')` first checks them there again before carrying
+# them; the verdicts it remembers answer the second.
+_VERIFIER: list[tuple[PinResolver, Callable[[], DshRepository], Verifier]] = []
+
+
+def _verifier(resolver: PinResolver, repository: Callable[[], DshRepository]) -> Verifier:
+    if not _VERIFIER or _VERIFIER[0][0] is not resolver or _VERIFIER[0][1] is not repository:
+        _VERIFIER[:] = [(resolver, repository, Verifier(resolver, repository))]
+    return _VERIFIER[0][2]
 
 
 def measure_fact(
@@ -40,7 +53,16 @@ def measure_fact(
         return Fact(spec.text, spec.definition, at, FactStatus.OK, hit["value"], cached, evidence)
     wanted = TreeDocs(docs_pin.sha, spec.pathspecs[0])
     docs = load(wanted, docs_pin, repository().snapshot(docs_pin.sha, docs_pin.name), resolver.config.web_url)
-    result = check(docs, resolver, repository, at.sha, claims=False, references=False, carry=carried_verdicts)
+    result = check(
+        docs,
+        resolver,
+        repository,
+        at.sha,
+        claims=False,
+        references=False,
+        verifier=_verifier(resolver, repository),
+        carry=carried_verdicts,
+    )
     statuses = Counter(v.status.value for v in result.verdicts)
     failing = sorted({v.citation.source.file for v in result.verdicts if v.status.fails()})
     fields: dict[str, object] = {
