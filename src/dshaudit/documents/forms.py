@@ -65,6 +65,14 @@ def permalink_re(web_url: str) -> re.Pattern[str]:
     return _PERMALINKS[web_url]
 
 
+def may_hold_permalink(text: str, web_url: str) -> bool:
+    """Whether `text` holds one of the addresses `permalink_re` starts with: a cheap test
+    that spares the pattern a scan of text with no link into DSH."""
+    web = web_url.rstrip("/")
+    raw = "raw.githubusercontent.com/" + web.removeprefix("https://github.com/")
+    return web in text or (web.startswith("https://github.com/") and raw in text)
+
+
 def normalise_parts(spec: str) -> str:
     """`35–78、240–345` or `10 - L20` as the canonical `35-78,240-345`."""
     spec = re.sub(r"[ \t]*[,，、][ \t]*", ",", spec)

@@ -26,7 +26,7 @@ import posixpath
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from dshaudit.core.model import LineRange
 from dshaudit.documents.codespans import Ticks, after_span, anchors_after, marked_quoted
@@ -39,6 +39,7 @@ from dshaudit.documents.forms import (
     PERMALINK_TRAILING,
     QUOTED_CODE_RE,
     SYMBOL_COLON_RE,
+    may_hold_permalink,
     normalise_parts,
     permalink_re,
 )
@@ -271,23 +272,44 @@ _MAYBE_CITATION_RE = re.compile(
 )
 
 
+class _CodeSpans:
+    """The code spans of a chunk, found when a citation first asks what stands around it:
+    most chunks the grammar reads hold no citation, and need none."""
+
+    def __init__(self, text: str):
+        self._text = text
+
+    @cached_property
+    def ticks(self) -> Ticks:
+        return Ticks(self._text)
+
+    @cached_property
+    def spans(self) -> list[tuple[int, int, int, int]]:
+        return self.ticks.spans()
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """The spans' content starts, sorted: bisect finds the enclosing span."""
+        return [s[1] for s in self.spans]
+
+
 # Remembered by chunk: a document edited in the language server is parsed again
 # on each keystroke, and all of its chunks but one are as they were.
 @lru_cache(maxsize=4096)
 def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tuple[RawCitation, ...]:
     if not _MAYBE_CITATION_RE.search(text):
         return ()
-    ticks = Ticks(text)
-    spans = ticks.spans()
-    span_starts = [s[1] for s in spans]  # content starts, sorted: bisect finds the enclosing span
+    code = _CodeSpans(text)
     found: list[RawCitation] = []
     urls: list[tuple[int, int]] = []
     if link_base is not None:
         for raw in _relative_links(text, link_base):
             urls.append((raw.start, raw.end))
-            anchors, anchors_end = anchors_after(text, after_span(text, spans, span_starts, raw.start, raw.end), ticks)
+            anchors, anchors_end = anchors_after(
+                text, after_span(text, code.spans, code.starts, raw.start, raw.end), code.ticks
+            )
             found.append(replace(raw, anchors=anchors, anchors_end=anchors_end))
-    if web_url:
+    if web_url and may_hold_permalink(text, web_url):
         for m in permalink_re(web_url).finditer(text):
             urls.append((m.start(), m.end()))
             if not m.group("a") or m.group("kind") == "tree":
@@ -298,7 +320,9 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
             lines_spec = m.group("a") + (f"-{m.group('b')}" if m.group("b") else "")
             lines, problem = parse_lines(lines_spec)
             path = m.group("path")
-            anchors, anchors_end = anchors_after(text, after_span(text, spans, span_starts, m.start(), m.end()), ticks)
+            anchors, anchors_end = anchors_after(
+                text, after_span(text, code.spans, code.starts, m.start(), m.end()), code.ticks
+            )
             found.append(
                 RawCitation(
                     m.group(0),
@@ -317,13 +341,15 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
             )
     links = sorted(urls)  # a fragment inside a link or permalink is theirs
     link_starts = [a for a, _ in links]
-    for m in FRAGMENT_CITATION_RE.finditer(text):
+    for m in FRAGMENT_CITATION_RE.finditer(text) if "#L" in text else ():
         k = bisect_right(link_starts, m.start()) - 1
         if (k >= 0 and m.start() < links[k][1]) or not looks_like_path(m.group("path")):
             continue
         urls.append((m.start(), m.end()))
         lines, problem = parse_lines(m.group("a") + (f"-{m.group('b')}" if m.group("b") else ""))
-        anchors, anchors_end = anchors_after(text, after_span(text, spans, span_starts, m.start(), m.end()), ticks)
+        anchors, anchors_end = anchors_after(
+            text, after_span(text, code.spans, code.starts, m.start(), m.end()), code.ticks
+        )
         found.append(
             RawCitation(
                 m.group(0),
@@ -338,7 +364,7 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
                 "line-fragment",
                 anchors_end=anchors_end,
                 written=m.group(0),
-                marked_quoted=marked_quoted(text, spans, span_starts, m.start()),
+                marked_quoted=marked_quoted(text, code.spans, code.starts, m.start()),
             )
         )
     urls.sort()
@@ -363,7 +389,9 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
                 continue
             form, lines_spec, symbol, quoted, end, written_end = wild
         lines, problem = parse_lines(lines_spec) if lines_spec else ((), None)
-        anchors, anchors_end = anchors_after(text, after_span(text, spans, span_starts, m.start(), end), ticks)
+        anchors, anchors_end = anchors_after(
+            text, after_span(text, code.spans, code.starts, m.start(), end), code.ticks
+        )
         found.append(
             RawCitation(
                 text=text[m.start() : end] if form == "symbol" else m.group(0),
@@ -377,13 +405,13 @@ def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tu
                 end=end,
                 form=form,
                 expected_code=quoted,
-                marked_quoted=marked_quoted(text, spans, span_starts, m.start()),
+                marked_quoted=marked_quoted(text, code.spans, code.starts, m.start()),
                 anchors_end=anchors_end,
                 written=text[m.start() : written_end],
             )
         )
     found.sort(key=lambda c: c.start)
-    return tuple(_with_continuations(text, found, spans, span_starts, ticks))
+    return tuple(_with_continuations(text, found, code))
 
 
 # `:626` or `:40-41` standing alone (a code span of its own, or between spaces and
@@ -392,9 +420,7 @@ _CONTINUATION_RE = re.compile(rf"(?<![\w./:@\\\-+)\]>])(?P<lines>:{PART}(?:,{PAR
 MAX_CONTINUATION_GAP = 120  # characters between a citation and a continuation of it
 
 
-def _with_continuations(
-    text: str, found: list[RawCitation], spans: list[tuple[int, int, int, int]], span_starts: list[int], ticks: Ticks
-) -> list[RawCitation]:
+def _with_continuations(text: str, found: list[RawCitation], code: _CodeSpans) -> list[RawCitation]:
     """`found`, with each continuation that follows one of them turned into a citation of its file."""
     if not found or ":" not in text:
         return found
@@ -410,12 +436,15 @@ def _with_continuations(
         gap = text[extents[k][1] : m.start()]
         if len(gap) > MAX_CONTINUATION_GAP or "\n\n" in gap or _SENTENCE_BREAK_RE.search(gap):
             continue
-        k = bisect_right(span_starts, m.start()) - 1
+        spans = code.spans
+        k = bisect_right(code.starts, m.start()) - 1
         in_span = k >= 0 and spans[k][1] <= m.start() and m.end() <= spans[k][2]
         if in_span and text[spans[k][1] : spans[k][2]].strip() != m.group(0):
             continue  # inside other code: `a ? b :1`
         lines, problem = parse_lines(m.group("lines")[1:])
-        anchors, anchors_end = anchors_after(text, after_span(text, spans, span_starts, m.start(), m.end()), ticks)
+        anchors, anchors_end = anchors_after(
+            text, after_span(text, code.spans, code.starts, m.start(), m.end()), code.ticks
+        )
         out.append(
             RawCitation(
                 m.group(0),

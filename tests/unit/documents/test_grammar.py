@@ -172,3 +172,23 @@ def test_the_plain_word_screen_changes_no_citation_the_pattern_finds(text):
 def test_a_word_before_a_symbol_is_not_skipped_into_a_citation():
     """`word#util.ts:12` and `word:1#util.ts:3` are one token each, never a citation of `util.ts`."""
     assert find_citations("see word#util.ts:12 and word:1#util.ts:3 here") == []
+
+
+_WEB = "https://github.com/owner/dsh"
+_LINKISH = st.lists(
+    st.sampled_from(
+        ["https://", "github.com/", "owner/dsh", "raw.githubusercontent.com/", "/blob/", "/raw/", "x", " "]
+    ),
+    max_size=10,
+).map("".join)
+
+
+@given(_LINKISH)
+@example(f"{_WEB}/blob/abc/a.ts")
+@example("https://raw.githubusercontent.com/owner/dsh/abc/a.ts")
+def test_text_the_permalink_screen_passes_over_holds_no_permalink(text):
+    from dshaudit.documents.forms import may_hold_permalink, permalink_re
+
+    if not may_hold_permalink(text, _WEB):
+        assert permalink_re(_WEB).search(text) is None
+    assert may_hold_permalink(f"see {_WEB}/blob/abc/a.ts", _WEB)
