@@ -51,3 +51,11 @@ def test_lint_loads_no_git_and_no_parser(tmp_path):
     # Lint knows the fact ids (registry.toml, read by facts.specs) and resolves pin
     # names and SHAs with git.pins, which never opens a clone: nothing more of either layer.
     assert heavy(modules) == {"dshaudit.facts", "dshaudit.facts.specs", "dshaudit.git", "dshaudit.git.pins"}
+
+
+def test_facts_loads_no_check_until_a_tree_docs_fact_is_measured(tmp_path):
+    """`facts` answers from the cache or the detectors: the whole check a `tree-docs(...)`
+    fact runs (moves.treedocs_fact, and checking under it) is loaded only to measure one."""
+    out, modules = loaded("facts", "--repo", str(tmp_path / "no-clone"), cwd=tmp_path)
+    assert "dshaudit.facts.book" in modules
+    assert not {m for m in modules if m.startswith(("dshaudit.moves", "dshaudit.checking"))}
