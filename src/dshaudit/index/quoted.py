@@ -28,11 +28,13 @@ from dshaudit.lang.matching import (
     holds_needle,
     needle,
     nodes_of,
+    object_keys,
     parse_code,
     parsed_source,
     reading_kind,
     shown_text,
     text_place,
+    type_fits,
 )
 from dshaudit.platform import cache
 
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
     from dshaudit.index.nameindex import NameIndex
 
-VERSION = "1"  # bump when matching changes what a cached verdict means
+VERSION = "2"  # bump when matching changes what a cached verdict means
 MATCH_FILE_CAP = 60  # files read to find a match
 DECLARATION_FILE_CAP = 60  # files read to find a binding's declarations
 
@@ -165,6 +167,25 @@ class _Files:
             self.shard.put(key, hit)
         return LineRange(hit[0], hit[1]) if hit else None
 
+    def type_fits(
+        self, fragment: Fragment, path: str
+    ) -> list[tuple[LineRange, str, tuple[str, ...] | None, tuple[str, ...]]]:
+        """The file's typed declarations of the binding, its quoted keys against their types (`type_fits`)."""
+        key = cache.digest("type-fits", fragment.kind, fragment.source, self.blobs[path], reading_kind(path))
+        hit = self.shard.get(key)
+        if hit is None:
+            source = parsed_source(path, self.source(path))
+            found = type_fits(fragment, lambda types: self.nodes(path, types), source)
+            hit = [
+                [lines.start, lines.end, shown, None if members is None else list(members), list(missing)]
+                for lines, shown, members, missing in found
+            ]
+            self.shard.put(key, hit)
+        return [
+            (LineRange(a, b), shown, None if members is None else tuple(members), tuple(missing))
+            for a, b, shown, members, missing in hit
+        ]
+
     def declarations(self, fragment: Fragment, path: str) -> list[tuple[LineRange, str]]:
         """The file's declarations of the fragment's binding: where, and the value shown."""
         key = cache.digest("declarations", fragment.kind, fragment.source, self.blobs[path], reading_kind(path))
@@ -221,6 +242,24 @@ def _evaluate(
         if lines is not None:
             return FragmentVerdict("ok", f"matches {path}:{lines}", (path, lines))
     if fragment.kind == "binding":
+        typed = _type_fits(fragment, snapshot, index, files)
+        fits = [(path, lines, shown) for path, lines, shown, members, missing in typed if members and not missing]
+        if fits:
+            path, lines, shown = fits[0]
+            return FragmentVerdict(
+                "ok", f"its keys are members of {shown}, the type of `{fragment.name}` at {path}:{lines}", (path, lines)
+            )
+        if any(members is None for _, _, _, members, _ in typed):
+            return None  # a type not wholly in sight: any key may be one of its members
+        if typed:
+            path, lines, shown, members, missing = typed[0]
+            assert members is not None
+            return FragmentVerdict(
+                "value_differs",
+                f"`{missing[0]}` is no member of {shown}, the type of `{fragment.name}` at {path}:{lines} "
+                f"(its members: {_listed(members)})",
+                (path, lines),
+            )
         differs = _declarations(fragment, snapshot, index, files)
         if differs:
             path, lines, shown = differs[0]
@@ -265,14 +304,31 @@ def _listed(tokens: tuple[str, ...]) -> str:
     return shown + (f" and {len(tokens) - 4} more" if len(tokens) > 4 else "")
 
 
-def _declarations(
-    fragment: Fragment, snapshot: Snapshot, index: NameIndex, files: _Files
-) -> list[tuple[str, LineRange, str]]:
-    """Every declaration of the binding's name, in path order (none if too many files hold it)."""
+def _declaring_paths(fragment: Fragment, snapshot: Snapshot, index: NameIndex, files: _Files) -> list[str]:
+    """The code files that may declare the binding's name, read, in path order (none if too many hold it)."""
     paths = sorted(p for p in index.paths([fragment.name])[fragment.name] if p.endswith(CODE_SUFFIXES))
     if len(paths) > DECLARATION_FILE_CAP:
         return []
     blobs = snapshot.blob_ids()
     paths = [p for p in paths if p in blobs]
     files.read(paths)
+    return paths
+
+
+def _declarations(
+    fragment: Fragment, snapshot: Snapshot, index: NameIndex, files: _Files
+) -> list[tuple[str, LineRange, str]]:
+    """Every declaration of the binding's name, in path order (none if too many files hold it)."""
+    paths = _declaring_paths(fragment, snapshot, index, files)
     return [(path, lines, shown) for path in paths for lines, shown in files.declarations(fragment, path)]
+
+
+def _type_fits(
+    fragment: Fragment, snapshot: Snapshot, index: NameIndex, files: _Files
+) -> list[tuple[str, LineRange, str, tuple[str, ...] | None, tuple[str, ...]]]:
+    """For an object quoted as a binding's value: each typed declaration of the name, with
+    the type, its members (None: not wholly in sight) and the quoted keys it lacks (`type_fits`)."""
+    if object_keys(fragment.value) is None:
+        return []
+    paths = [p for p in _declaring_paths(fragment, snapshot, index, files) if reading_kind(p) in ("ts", "tsx")]
+    return [(path, *fit) for path in paths for fit in files.type_fits(fragment, path)]

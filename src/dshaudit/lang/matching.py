@@ -13,7 +13,11 @@ Matching ignores whitespace, comments, trailing commas and quote style, and:
 
 A binding also compares its value with the name's actual declarations: a
 variable, an assignment, a class field or an enum member for `=`, an object
-entry or a typed property (`timedOut: boolean`) for `:` (`declarations`).
+entry or a typed property (`timedOut: boolean`) for `:` (`declarations`). An
+object quoted as the value of a typed property or variable (`sandbox: { mode:
+'strict' }`) is a value of that type when each of its keys is a member the
+type declares: an object type, or an interface or type alias of that name in
+the same file (`type_fits`).
 
 A file of code is parsed (`parse_code`) and the nodes of the types a fragment
 can match found in it (`nodes_of`); a file of another kind is searched for the
@@ -354,13 +358,106 @@ def declarations(
     fragment: Fragment, nodes: list[tree_sitter.Node], source: bytes | None = None
 ) -> list[tuple[LineRange, str]]:
     """The declarations of the fragment's binding among these nodes (a file's nodes of
-    the DECLARING types): where each is, and its value (or type) as shown in a message."""
+    the DECLARING types): where each is, and its value (or type) as shown in a message.
+    A declaration with a type and no value does not count against a quoted object:
+    the object is judged by its keys (`type_fits`)."""
     out = []
+    quoted_object = object_keys(fragment.value) is not None
     for n in _holding(fragment.name, nodes, source):
         found = _declared(fragment, n)
-        if found is not None and (found[0] is not None or found[1] is not None):
-            out.append((_lines(n), shown_text(*found)))
+        if found is None or (found[0] is None and (found[1] is None or quoted_object)):
+            continue
+        out.append((_lines(n), shown_text(*found)))
     return out
+
+
+# The declarations that give a type a name: what a type annotation's name is looked up among.
+TYPE_DECLARING = frozenset({"interface_declaration", "type_alias_declaration"})
+_TYPED = frozenset({"property_signature", "public_field_definition", "required_parameter", "optional_parameter"})
+
+
+def object_keys(node: tree_sitter.Node | None) -> tuple[str, ...] | None:
+    """The keys a quoted object literal gives (its spreads aside), or None for any other value."""
+    if node is None or unwrap(node).type != "object":
+        return None
+    return tuple(key for key, _ in map(_entry, _entries(unwrap(node))) if key is not None)
+
+
+def type_fits(
+    fragment: Fragment, nodes: Callable[[frozenset[str]], list[tree_sitter.Node]], source: bytes | None = None
+) -> list[tuple[LineRange, str, tuple[str, ...] | None, tuple[str, ...]]]:
+    """For a binding whose quoted value is an object: each typed declaration of its name
+    in a file (`nodes`: the file's nodes of some types), with where it is, the type as
+    written, the members it declares, and the quoted keys that are none of them. The
+    members are None for a type not wholly in sight (imported, generic, extending
+    another, with an index signature): of that one nothing can be said."""
+    keys = object_keys(fragment.value)
+    if keys is None or fragment.binding not in ("pair", "declaration"):
+        return []
+    named: dict[str, tree_sitter.Node] | None = None
+    out = []
+    for n in _holding(fragment.name, nodes(DECLARING), source):
+        if n.type not in _TYPED and n.type != "variable_declarator":
+            continue
+        name = n.child_by_field_name("name") or n.child_by_field_name("pattern")
+        annotation = n.child_by_field_name("type")
+        if name is None or annotation is None or key_text(name) != fragment.name or not annotation.named_children:
+            continue
+        if named is None:
+            named = {}
+            for d in nodes(TYPE_DECLARING):
+                declared = d.child_by_field_name("name")
+                if declared is not None:
+                    named.setdefault(node_text(declared), d)
+        shown = " ".join(node_text(annotation.named_children[0]).split())
+        members = _members(annotation.named_children[0], named)
+        missing = tuple(k for k in keys if k not in members) if members is not None else ()
+        out.append((_lines(n), shown, members, missing))
+    return out
+
+
+def _members(type_node: tree_sitter.Node, named: dict[str, tree_sitter.Node], depth: int = 0) -> tuple[str, ...] | None:
+    """The member names a type declares, when all of them are in sight."""
+    t = type_node.type
+    if depth > 8:
+        return None
+    if t == "parenthesized_type" and type_node.named_children:
+        return _members(type_node.named_children[0], named, depth + 1)
+    if t == "union_type":  # `Options | undefined`: the one object type it allows
+        parts = [p for p in _union_parts(type_node) if node_text(p).strip() not in ("undefined", "null")]
+        return _members(parts[0], named, depth + 1) if len(parts) == 1 else None
+    if t == "object_type":
+        return _body_members(type_node)
+    if t == "type_identifier":
+        declared = named.get(node_text(type_node))
+        if declared is None:
+            return None
+        if declared.type == "interface_declaration":
+            if any(c.type == "extends_type_clause" for c in declared.named_children):
+                return None
+            body = declared.child_by_field_name("body")
+            return _body_members(body) if body is not None else None
+        value = declared.child_by_field_name("value")
+        return _members(value, named, depth + 1) if value is not None else None
+    return None
+
+
+def _union_parts(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    if node.type != "union_type":
+        return [node]
+    return [part for child in node.named_children for part in _union_parts(child)]
+
+
+def _body_members(body: tree_sitter.Node) -> tuple[str, ...] | None:
+    names = []
+    for member in body.named_children:
+        if member.type == "index_signature":
+            return None  # any key is a member
+        if member.type in ("property_signature", "method_signature"):
+            name = member.child_by_field_name("name")
+            if name is not None:
+                names.append(key_text(name))
+    return tuple(names)
 
 
 def needle(fragment: Fragment) -> bytes:

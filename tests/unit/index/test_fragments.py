@@ -267,3 +267,65 @@ def test_the_nodes_a_binding_is_looked_for_in_are_those_that_hold_its_name(path,
     assert first_match(fragment, of, source) == first_match(fragment, of)
     assert declarations(fragment, nodes, source) == declarations(fragment, nodes)
     assert declarations(fragment, nodes) or quoted.startswith("absentName")
+
+
+# -- an object quoted as a typed property's value ------------------------------------------------
+
+SANDBOX = """\
+export interface SandboxOptions {
+  mode: 'strict' | 'open'
+  network?: boolean
+  allow(path: string): boolean
+}
+
+export interface HostConfig {
+  sandbox?: SandboxOptions
+  limits: { cpu: number; memory?: number }
+  extra: Record<string, unknown>
+}
+
+export interface Wider extends SandboxOptions {
+  label: string
+}
+
+export interface Plugin {
+  options: Wider
+}
+"""
+SANDBOX_PATH = "packages/host/src/config.ts"
+
+
+@pytest.fixture
+def typed(make_repo, fresh_cache):
+    forget()
+    built = make_repo({SANDBOX_PATH: SANDBOX})
+    snapshot = built.snapshot()
+    yield snapshot, NameIndex(snapshot)
+    forget()
+
+
+def test_an_object_quoted_as_a_typed_property_is_judged_by_its_keys(typed):
+    """Each key a member of the declared type: it is a value of that type, though no code writes it."""
+    ok = decided(typed, "sandbox: { mode: 'strict', network: false }")
+    assert ok == FragmentVerdict(
+        "ok",
+        f"its keys are members of SandboxOptions, the type of `sandbox` at {SANDBOX_PATH}:8",
+        (SANDBOX_PATH, LineRange(8, 8)),
+    )
+    assert decided(typed, "limits: { cpu: 2 }").status == "ok"  # an object type written in place
+
+
+def test_a_key_the_declared_type_lacks_is_named_with_the_type_and_its_members(typed):
+    wrong = decided(typed, "sandbox: { mode: 'strict', netwrk: false }")
+    assert wrong.status == "value_differs"
+    assert wrong.message == (
+        f"`netwrk` is no member of SandboxOptions, the type of `sandbox` at {SANDBOX_PATH}:8 "
+        "(its members: `mode`, `network`, `allow`)"
+    )
+    assert decided(typed, "limits: { cpu: 2, disk: 1 }").message.startswith("`disk` is no member of {")
+
+
+def test_a_type_not_wholly_in_sight_says_nothing(typed):
+    """A record, or an interface that extends another: any key may fit, so nothing is flagged."""
+    assert verdict(typed, "extra: { anything: 1 }") is None
+    assert verdict(typed, "options: { label: 'x', mode: 'open' }") is None
