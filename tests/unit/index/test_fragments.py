@@ -4,6 +4,8 @@ commit (`match`, `evaluate`): ok, value_differs, no_match, phantom, or undecided
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dshaudit.core.model import LineRange
 from dshaudit.index.nameindex import NameIndex, forget
@@ -329,3 +331,19 @@ def test_a_type_not_wholly_in_sight_says_nothing(typed):
     """A record, or an interface that extends another: any key may fit, so nothing is flagged."""
     assert verdict(typed, "extra: { anything: 1 }") is None
     assert verdict(typed, "options: { label: 'x', mode: 'open' }") is None
+
+
+_IDENTIFIERS = st.from_regex(r"[a-z][a-zA-Z0-9]{0,6}", fullmatch=True)
+
+
+@given(st.lists(_IDENTIFIERS, min_size=1, max_size=6, unique=True), st.lists(_IDENTIFIERS, min_size=1, max_size=6))
+def test_quoted_keys_fit_a_type_exactly_when_each_is_a_member(members, keys):
+    from dshaudit.lang.matching import nodes_of, parse_code, type_fits
+
+    code = "interface Opts {\n" + "".join(f"  {m}?: number\n" for m in members) + "}\n"
+    code += "interface Host {\n  opts: Opts\n}\n"
+    tree = parse_code("host.ts", code.encode())
+    quoted = parsed("opts: { " + ", ".join(f"{k}: 1" for k in keys) + " }")
+    [(lines, shown, declared, missing)] = type_fits(quoted, lambda types: nodes_of(tree, types, False))
+    assert (shown, declared, lines) == ("Opts", tuple(members), LineRange(len(members) + 4, len(members) + 4))
+    assert missing == tuple(k for k in keys if k not in members)
