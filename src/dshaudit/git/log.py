@@ -46,7 +46,7 @@ def first_parent_path(
     first); a RepoError when git cannot tell."""
     asked = run.run(["merge-base", "--is-ancestor", good, bad], repository.git_dir, env=run.C_LOCALE)
     if asked.returncode == 1:  # git's answer "no"; any other status is a failure to answer
-        raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}: {order}")
+        raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}{_why_not(repository, good, bad)}: {order}")
     if asked.returncode != 0:
         raise RepoError(f"cannot tell whether {good[:12]} is an ancestor of {bad[:12]}: {asked.reason}")
     listed = run.run(
@@ -55,6 +55,19 @@ def first_parent_path(
     if listed.returncode != 0:
         raise RepoError(f"cannot list the commits from {good[:12]} to {bad[:12]}: {listed.reason}")
     return [line for line in run.text(listed.stdout).splitlines() if line]
+
+
+def _why_not(repository: DshRepository, good: str, bad: str) -> str:
+    """Why `good` does not come before `bad`, in words: the two given the other way round,
+    two commits that share no history (no swap helps), or lines that parted. Asked only
+    once the range is refused, so a range in order costs nothing more."""
+    if run.run(["merge-base", "--is-ancestor", bad, good], repository.git_dir, env=run.C_LOCALE).returncode == 0:
+        return " (it comes after it: the two are the other way round)"
+    base = run.run(["merge-base", good, bad], repository.git_dir, env=run.C_LOCALE)
+    if base.returncode == 1:
+        return " (the two commits share no history: no range joins them)"
+    found = run.text(base.stdout).strip()
+    return f" (the two lines of history part at {found[:12]})" if base.returncode == 0 and found else ""
 
 
 def describe(repository: DshRepository, sha: str) -> Commit:
