@@ -18,6 +18,8 @@ from dshaudit.documents.names import (
     Name,
     is_file_name,
     is_identifier_like,
+    lookalike,
+    without_invisible,
 )
 from dshaudit.lang.fragments import Fragment, parse_fragment
 
@@ -35,6 +37,8 @@ class Plan:
 _IDENT_RE = re.compile(r"[A-Za-z_$][\w$]*")
 _DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _PACKAGE_RE = re.compile(r"(@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*)(?:@\d[\w.+-]*)?")
+# An identifier or a dotted name whose letters may be of any script (a look-alike's shape).
+_ANY_SCRIPT_RE = re.compile(r"(?:[^\W\d]|\$)[\w$]*(?:\.(?:[^\W\d]|\$)[\w$]*)*")
 _QUOTED_RE = re.compile(r"""'([^'\\\n]+)'|"([^"\\\n]+)\"""")
 _KEBAB_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 # A path of the tree: folders and a file (or a folder with its `/`); no glob, no `.` or `..` part.
@@ -87,6 +91,10 @@ def _code(text: str, name: Name) -> Plan | None:
         return Plan(IDENTIFIER, (bare,))
     if _DOTTED_RE.fullmatch(bare):
         return _dotted(bare)
+    if lookalike(bare) and _ANY_SCRIPT_RE.fullmatch(without_invisible(bare)):
+        # A name that passes for a Latin one (a Cyrillic А first, a zero-width space inside):
+        # looked up as written, it holds only where DSH spells it so, never as the name it mimics.
+        return _dotted(bare) if "." in bare else Plan(IDENTIFIER, (bare,))
     if _PACKAGE_RE.fullmatch(text):
         return _package(text)
     if PATH_RE.fullmatch(text):

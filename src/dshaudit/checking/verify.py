@@ -208,7 +208,7 @@ def _reference_work(
     """Each document's names and absence claims, at its pin: of a document not written
     for dshaudit, only the names it claims of DSH (scoping.py)."""
     from dshaudit.checking.mentions import absent_claims, document_names
-    from dshaudit.documents.names import MAX_NAME_CHARS
+    from dshaudit.documents.names import MAX_NAME_CHARS, lookalike
 
     work: list[_Work] = []
     split: list[tuple[FindingsFile, list[Pin]]] = []
@@ -226,6 +226,12 @@ def _reference_work(
             if len(text) > MAX_NAME_CHARS:  # a name, not a page: and it is looked up through git's command line
                 raise InputError(
                     f"`absent:` names {len(text)} characters; a name is at most {MAX_NAME_CHARS}",
+                    file=f.path,
+                    line=where.line,
+                )
+            if odd := lookalike(text):  # found absent as written, it would read as the Latin name's absence
+                raise InputError(
+                    f"`absent:` name {text!r} has {odd} among Latin letters; write the name as DSH would spell it",
                     file=f.path,
                     line=where.line,
                 )

@@ -60,7 +60,9 @@ def permalink_re(web_url: str) -> re.Pattern[str]:
             + "|".join(hosts)
             + ")"
             + r"/(?P<ref>[A-Za-z0-9][\w.\-]*)/(?P<path>[^\s#?()\[\]<>\"'`（）]+)"
-            + r"(?:\?plain=1)?(?:#L(?P<a>\d+)(?:-L(?P<b>\d+))?)?"
+            # A query (`?plain=1`, `?raw=true&x=y`) comes before the lines; `C` columns are GitHub's.
+            + r"(?:\?[\w.~%+=&;:/-]*(?=#L\d)|\?[\w.~%+=&;:/-]+)?"
+            + r"(?:#L(?P<a>\d+)(?:C\d+)?(?:-L(?P<b>\d+)(?:C\d+)?)?)?"
         )
     return _PERMALINKS[web_url]
 

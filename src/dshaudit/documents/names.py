@@ -42,6 +42,11 @@ URL_RE = re.compile(r"\bhttps?://\S+")  # an address: its words are not names
 # that closes it, on one line, with no underscore-word character just outside them.
 _UNDERSCORE_EMPHASIS_RE = re.compile(r"(?<![\w\\])(_{1,2})(?=[^\s_])([^\n]*?[^\s_\\])\1(?!\w)")
 
+# Where the letters that pass for Latin ones come from: scripts with look-alikes of Latin
+# letters (a Cyrillic а, a Greek ο, a Cherokee Ꭺ), and the fullwidth and mathematical forms
+# of the Latin letters themselves. Accented Latin letters are letters of their own, not these.
+_LOOKALIKE_SOURCES = ("CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "LISU", "FULLWIDTH", "MATHEMATICAL")
+
 # File endings that make a dotted token a file name, not a member access.
 _FILE_ENDINGS = frozenset("ts tsx js jsx mjs cjs mts cts json md mdx yml yaml toml txt sh py lock css html".split())
 
@@ -73,6 +78,34 @@ def is_identifier_like(word: str) -> bool:
     # at the start only; an identifier has a capital after a lower-case letter
     # that is followed by more lower-case letters (`setFactory`, `AgentRegistry`).
     return bool(re.search(r"[a-z][A-Z][a-z]", word))
+
+
+def lookalike(text: str) -> str | None:
+    """What makes a name of Latin letters read as another one: its first letter from a
+    script of look-alikes (`АgentRegistry` with a Cyrillic А), or fullwidth or mathematical
+    (`ＡgentRegistry`), or its first invisible character (a zero-width space, a soft
+    hyphen, a combining mark, a direction mark), as `U+0410 CYRILLIC CAPITAL LETTER A`.
+    None when there is none, or when the name has no Latin letter: a name written in
+    another script reads as itself."""
+    import unicodedata
+
+    from dshaudit.documents.grammar import describe_character
+
+    if text.isascii() or not any(c.isascii() and c.isalpha() for c in text):
+        return None
+    for ch in text:
+        if not ch.isascii() and (
+            unicodedata.category(ch)[0] in "CM" or unicodedata.name(ch, "").startswith(_LOOKALIKE_SOURCES)
+        ):
+            return describe_character(ch)
+    return None
+
+
+def without_invisible(text: str) -> str:
+    """The text without its invisible characters (formats, controls, combining marks): its shape."""
+    import unicodedata
+
+    return "".join(c for c in text if c.isascii() or unicodedata.category(c)[0] not in "CM")
 
 
 def is_file_name(token: str) -> bool:

@@ -64,7 +64,22 @@ def parse_lines(spec: str) -> tuple[tuple[LineRange, ...], str | None]:
 
 
 def path_problem(path: str) -> str | None:
-    """Why a cited path can never name a file in a repository, if it can't."""
+    """Why a cited path can never name a file in a repository, if it can't. A path
+    written percent-encoded (a permalink's) is judged as what it decodes to, however
+    many times it was encoded: `%2e%2e` climbs out of the tree as `..` does."""
+    if "%" in path:
+        from urllib.parse import unquote
+
+        decoded = path
+        for _ in range(4):  # `%252e` is `%2e` once decoded, `.` twice
+            decoded, before = unquote(decoded), decoded
+            if decoded == before:
+                break
+        if decoded != path:
+            problem = path_problem(decoded.replace("%", "_"))
+            return f"{problem} (percent-decoded: {decoded!r})" if problem else None
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        return "a control character is no part of a repository path"
     if path.startswith("/"):
         return "absolute paths are not repository paths"
     if "\\" in path:

@@ -53,13 +53,26 @@ def first_parent_path(
     An InputError when `good` is not an ancestor of `bad` (`order` says which option comes
     first); a RepoError when git cannot tell."""
     if not is_ancestor(repository, good, bad):
-        raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}: {order}")
+        raise InputError(f"{good[:12]} is not an ancestor of {bad[:12]}{_why_not(repository, good, bad)}: {order}")
     listed = run.run(
         ["rev-list", "--first-parent", "--reverse", f"{good}..{bad}"], repository.git_dir, env=run.C_LOCALE
     )
     if listed.returncode != 0:
         raise RepoError(f"cannot list the commits from {good[:12]} to {bad[:12]}: {listed.reason}")
     return [line for line in run.text(listed.stdout).splitlines() if line]
+
+
+def _why_not(repository: DshRepository, good: str, bad: str) -> str:
+    """Why `good` does not come before `bad`, in words: the two given the other way round,
+    two commits that share no history (no swap helps), or lines that parted. Asked only
+    once the range is refused, so a range in order costs nothing more."""
+    if is_ancestor(repository, bad, good):
+        return " (it comes after it: the two are the other way round)"
+    base = run.run(["merge-base", good, bad], repository.git_dir, env=run.C_LOCALE)
+    if base.returncode == 1:
+        return " (the two commits share no history: no range joins them)"
+    found = run.text(base.stdout).strip()
+    return f" (the two lines of history part at {found[:12]})" if base.returncode == 0 and found else ""
 
 
 def describe(repository: DshRepository, sha: str) -> Commit:

@@ -96,6 +96,7 @@ _CLASSES = {
     "xdigit": string.hexdigits,
 }
 _NOTHING = "(?!)"
+_STAR = ".*"  # a `*` of the glob (told from the other parts by identity) until the pattern is put together
 
 
 def _wildmatch(spec: str) -> str:
@@ -108,8 +109,13 @@ def _wildmatch(spec: str) -> str:
     i = 0
     while i < len(spec):
         c = spec[i]
-        if c in "*?":
-            out.append(".*" if c == "*" else ".")
+        if c == "*":
+            if not out or out[-1] is not _STAR:  # `**` is `*`: both cross `/`
+                out.append(_STAR)
+            i += 1
+            continue
+        if c == "?":
+            out.append(".")
             i += 1
             continue
         if c != "[":
@@ -143,4 +149,24 @@ def _wildmatch(spec: str) -> str:
         else:  # only backwards ranges: a class of nothing
             out.append("." if negated else _NOTHING)
         i = j + 1
-    return "".join(out) + r"\Z"
+    return _unbacktracked(out)
+
+
+def _unbacktracked(parts: list[str]) -> str:
+    """The pattern of `parts` (each matching one character, or `_STAR`) with each
+    stretch between two stars matched at its first place after the one before, and
+    never tried again (an atomic group): the first place is always as good as a later
+    one, for every part matches one character. Written as plain `.*`, a glob of many
+    stars (`*a*a*a…q`) makes the regex engine try every way of splitting a path
+    among them, which for a few dozen stars is more than any run can wait for."""
+    pieces: list[list[str]] = [[]]
+    for part in parts:
+        if part is _STAR:
+            pieces.append([])
+        else:
+            pieces[-1].append(part)
+    joined = ["".join(piece) for piece in pieces]
+    if len(joined) == 1:
+        return joined[0] + r"\Z"
+    first, *middle, last = joined
+    return first + "".join(f"(?>.*?{piece})" for piece in middle if piece) + ".*" + last + r"\Z"

@@ -100,6 +100,14 @@ class PinResolver:
             else:
                 branch = repository.resolve_branch(ref)
                 self._tags[key] = Pin(ref, branch, named=False, branch=True) if branch else None
+            if self._tags[key] is None and re.fullmatch(r"[0-9a-f]{1,39}", ref) and ref not in self._why:
+                # A link's abbreviated SHA: say why it names no commit, not that pins are never short.
+                self._why[ref] = (
+                    f"no single commit of the DSH clone has an id starting {ref}: none has, or several have; "
+                    "write the full 40-hex SHA"
+                    if len(ref) >= 7
+                    else f"{ref} is too short to name one commit (7 hex digits at least); write the full 40-hex SHA"
+                )
         return self._tags[key]
 
     def require(self, ref: str | None, option: str = "--pin") -> Pin:

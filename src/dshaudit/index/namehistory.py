@@ -63,10 +63,12 @@ class _Removed:
 
     def deletion(self, name: str) -> Deletion | None:
         needle = name.encode()
-        word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
+        word = None  # compiled only for a name some commit removed as text, not for every name asked
         for commit, removed in self.commits:
-            if needle in removed and word.search(removed):
-                return commit
+            if needle in removed:
+                word = word or re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
+                if word.search(removed):
+                    return commit
         return None
 
 

@@ -190,6 +190,9 @@ class NamePasses:
         found: dict[str, set[str]] = {n: set() for n in search.names + search.looked_up}
         lines: dict[str, list[tuple[str, int]]] = {t: [] for t in search.texts}
         prefix = self.sha + ":"
+        # One reader of matches for the runs that share their claims (all but the first have
+        # none): built once, not once a run, since it costs as much as the names it knows.
+        insides: dict[tuple[str, ...], Inside] = {}
         for _, texts, started, matches_only in search.runs:
             out = started.output(self.sha)
             if not matches_only:
@@ -197,7 +200,7 @@ class NamePasses:
                     lines[t] += places
                 continue
             taken = dict.fromkeys(texts, 0)
-            inside = Inside(list(found), texts)
+            inside = insides.get(tuple(texts)) or insides.setdefault(tuple(texts), Inside(list(found), texts))
             for block in out.decode("utf-8", "replace").split("\n\n"):
                 head, _, body = block.partition("\n")
                 path = head.removeprefix(prefix)

@@ -74,8 +74,8 @@ def test_a_later_commit_first_is_an_input_error_that_names_the_order(merged):
     with pytest.raises(InputError) as raised:
         first_parent_path(repository, shas["c2"], shas["c0"], "history needs --from before --to")
     assert (
-        str(raised.value)
-        == f"{shas['c2'][:12]} is not an ancestor of {shas['c0'][:12]}: history needs --from before --to"
+        str(raised.value) == f"{shas['c2'][:12]} is not an ancestor of {shas['c0'][:12]} "
+        "(it comes after it: the two are the other way round): history needs --from before --to"
     )
 
 
