@@ -109,7 +109,7 @@ class DshauditServer(LanguageServer):
         except ValueError:  # a regular file, not a pipe: read by a thread
 
             def pump() -> None:
-                while chunk := stdin.read1(1 << 16):
+                while chunk := os.read(stdin.fileno(), 1 << 16):
                     loop.call_soon_threadsafe(reader.feed_data, chunk)
                 loop.call_soon_threadsafe(reader.feed_eof)
 
