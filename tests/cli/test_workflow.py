@@ -358,19 +358,6 @@ def test_action_script_keeps_the_exit_code_and_the_sarif_of_a_failing_check(run_
     assert outputs == {"exit-code": "2"}
 
 
-def test_action_script_never_runs_what_an_input_holds(run_script, tmp_path):
-    calls, outputs, _, _ = run_script(
-        paths='"$(touch pwned)" `touch pwned` ;touch pwned', pin="$(touch pwned)", lint="false"
-    )
-    assert not (tmp_path / "pwned").exists()
-    assert calls[0][-6:] == ["--", "$(touch pwned)", "`touch", "pwned`", ";touch", "pwned"]
-    assert "$(touch pwned)" in calls[0]
-    # Words that do not split (an unclosed quote) are a usage error, and nothing runs.
-    calls, outputs, _, stdout = run_script(paths='"findings')
-    assert calls == [] and outputs == {"exit-code": "2"}
-    assert stdout.startswith("::error ")
-
-
 def test_pre_commit_hook_names_a_real_command():
     hooks = yaml.safe_load(HOOKS.read_text())
     assert [h["id"] for h in hooks] == ["dshaudit-lint"]

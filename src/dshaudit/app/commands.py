@@ -142,13 +142,14 @@ def check(
         return outcome
 
     from dshaudit.checking.verify import check as run_check
+    from dshaudit.index import search
     from dshaudit.moves.carry import carried_verdicts
 
     files = session.load(sources) + session.tree_docs(tree_docs)
     result = run_check(files, session.pins, session.repository, pin, carry=carried_verdicts)
     unchecked = coverage(files, result, tuple(str(p) for p in paths))
     outcome = check_outcome(result, session.config.web_url, strict, coverage=unchecked)
-    if kept is not None:
+    if kept is not None and not any(search.stopped(v.fact) for v in result.claims):
         kept.write(outcome, session.repository() if session.repository.is_open else None)
     return outcome
 

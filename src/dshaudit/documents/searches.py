@@ -10,7 +10,12 @@ A finding that states a search result writes it as a claim:
 Only what is read here reaches git: the flags -i, -w, -E and -F, one quoted
 pattern, and pathspecs that are paths or globs inside the tree, optionally
 excluded with a leading `:!` or `:^`. No other flag or pathspec magic, no `.`
-or `..` component, no absolute path, no control character.
+or `..` component, no absolute path, no control character (a tab aside).
+
+A pattern is also refused when git's regular expressions could take without
+bound to run it (`bounded`): a back-reference, a repeated part that holds a
+repetition, or counted repetitions asking for more than MAX_REPEAT copies. What
+git is left to run is bounded in time and output by index/search.py.
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ KINDS = ("search", "files", "tree-docs")
 
 FLAGS = {"-i": "--ignore-case", "-w": "--word-regexp", "-E": "--extended-regexp", "-F": "--fixed-strings"}
 
+
+# Copies of a pattern's parts that its counted repetitions (`x{3}`, `[a-z]{0,40}`) ask for, all
+# together: git's regular expressions unroll each count, so their cost grows with the total.
+MAX_REPEAT = 255
 
 _TOKEN_RE = re.compile(r"""\s*(?:'([^']*)'|"([^"]*)"|(-[A-Za-z]+)|(,))""")
 
@@ -115,11 +124,12 @@ def parse(expression: str) -> Search:
     if "-E" in flags and "-F" in flags:
         raise SearchSyntaxError("-E and -F cannot go together")
     # git reads its arguments as C strings, and a line as a line: a NUL or a line break in one is
-    # no pattern or pathspec git can be given.
+    # no pattern or pathspec git can be given. Other control characters match nothing a
+    # reader can see, and would reach terminals and logs in messages: refused alike.
     for text in strings:
-        bad = next((ch for ch in text if ch in "\0\n\r"), None)
+        bad = next((ch for ch in text if _control(ch)), None)
         if bad is not None:
-            raise SearchSyntaxError(f"a pattern or pathspec cannot hold {bad!r}")
+            raise SearchSyntaxError(f"a pattern or pathspec cannot hold {bad!r} (a control character)")
     at = of = None
     if kind == "search":
         if not strings or not strings[0]:
@@ -141,6 +151,8 @@ def parse(expression: str) -> Search:
         pattern, specs = None, strings
     for spec in specs:
         _check_pathspec(spec)
+    if kind == "search" and pattern is not None and "-F" not in flags:
+        bounded(pattern, extended="-E" in flags)
     return Search(
         kind,
         tuple(dict.fromkeys(flags)),
@@ -164,6 +176,93 @@ def _check_pathspec(spec: str) -> None:
         raise SearchSyntaxError(f"pathspec {spec!r}: '.' and '..' are not allowed")
     if any(ord(c) < 32 for c in path):
         raise SearchSyntaxError(f"pathspec {spec!r}: control characters are not allowed")
+
+
+def _control(ch: str) -> bool:
+    """A control character other than a tab: C0, DEL or C1."""
+    return ch != "\t" and (ord(ch) < 32 or 0x7F <= ord(ch) <= 0x9F)
+
+
+_INTERVAL_RE = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+_BRE_INTERVAL_RE = re.compile(r"\\\{(\d*)(?:(,)(\d*))?\\\}")
+_BRACKET_RE = re.compile(r"\[\^?\]?(?:\[:[^\]]*:\]|\[=[^\]]*=\]|\[\.[^\]]*\.\]|[^\]])*\]")
+
+
+def bounded(pattern: str, *, extended: bool) -> None:
+    """Refuse (SearchSyntaxError) a regular expression whose cost git cannot bound:
+    a back-reference (`\\1`: matching one is exponential in the line's length), a
+    repetition of a part that holds a repetition (`(a*)*`, `(x{2}){9}`: each level
+    multiplies what git unrolls or tries), and counted repetitions that ask for more
+    than MAX_REPEAT copies in all (`[a-z]{0,255}` eighty times takes git minutes to
+    compile). Read as git reads it: a basic expression groups with `\\(` `\\)` and
+    counts with `\\{` `\\}` (`\\+` and `\\?` repeat, as GNU's do); an extended
+    one with `(` `)` `{` `}` `+` `?`. A bracket expression is one character."""
+    groups = [False]  # for each open group: whether it holds a repetition
+    last_group: bool | None = None  # the part just read is a group (holding a repetition, or not); None: not a group
+    copies = 0
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        repeat: tuple[int, int | None] | None = None  # (least, most) of a repetition read here
+        step = 1
+        if ch == "[":
+            bracket = _BRACKET_RE.match(pattern, i)
+            step = bracket.end() - i if bracket else 1
+        elif ch == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            step = 2
+            if nxt in "123456789":
+                raise SearchSyntaxError(f"a back-reference (\\{nxt}) has no bound on its cost: not allowed in a search")
+            if not extended and nxt == "(":
+                groups.append(False)
+            elif not extended and nxt == ")" and len(groups) > 1:
+                held = groups.pop()
+                groups[-1] |= held
+                last_group = held
+                i += step
+                continue
+            elif not extended and nxt in "+?":
+                repeat = (0 if nxt == "?" else 1, 1 if nxt == "?" else None)
+            elif not extended and nxt == "{" and (m := _BRE_INTERVAL_RE.match(pattern, i)):
+                repeat, step = _counts(m), m.end() - i
+        elif extended and ch == "(":
+            groups.append(False)
+        elif extended and ch == ")" and len(groups) > 1:
+            held = groups.pop()
+            groups[-1] |= held
+            last_group = held
+            i += 1
+            continue
+        elif ch == "*":
+            repeat = (0, None)
+        elif extended and ch in "+?":
+            repeat = (0 if ch == "?" else 1, 1 if ch == "?" else None)
+        elif extended and ch == "{" and (m := _INTERVAL_RE.match(pattern, i)):
+            repeat, step = _counts(m), m.end() - i
+        if repeat is not None:
+            least, most = repeat
+            if last_group and most != 1:
+                raise SearchSyntaxError(
+                    "a repeated part that holds a repetition (as in '(a*)*') has no bound on its cost: "
+                    "not allowed in a search"
+                )
+            copies += max(least, most or 0)
+            if copies > MAX_REPEAT:
+                raise SearchSyntaxError(
+                    f"counted repetitions ask for {copies} copies or more; a search allows {MAX_REPEAT} in all"
+                )
+            groups[-1] = True
+        last_group = None
+        i += step
+
+
+def _counts(m: re.Match[str]) -> tuple[int, int | None]:
+    """(least, most) of an interval `{m}`, `{m,}`, `{,n}` or `{m,n}`; most None when unbounded.
+    Digits beyond what any bound allows are read as that many copies."""
+    least = int(m.group(1)[:6] or 0)
+    if not m.group(2):
+        return least, least
+    return least, int(m.group(3)[:6]) if m.group(3) else None
 
 
 def of(flags: tuple[str, ...], pattern: str, pathspecs: tuple[str, ...] = ()) -> Search:

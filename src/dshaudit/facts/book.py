@@ -111,7 +111,7 @@ def run_searches(queries: list[searches.Search], snapshot: Snapshot) -> None:
     derive.grep_together(queries, snapshot)
     if len(queries) > 1:
         with ThreadPoolExecutor(4) as pool:
-            list(pool.map(lambda q: search.matches(q, snapshot), queries))
+            list(pool.map(lambda q: search.prefetch(q, snapshot), queries))
 
 
 def _work(spec: DetectorSpec, ctx: FactContext, shard: Shard, ids: dict[str, str], files: Iterable[str]) -> None:

@@ -22,8 +22,10 @@ reads the source of every module to hold to that.
 from __future__ import annotations
 
 import os
+import selectors
 import subprocess
 import tempfile
+import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -163,6 +165,70 @@ def run(
         check=False,
     )
     return Finished(tuple(args), done.returncode, done.stdout, done.stderr)
+
+
+class Exceeded(Exception):
+    """A bounded call (`bounded`) ran past its bound: `what` is "time" or "output"."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+def bounded(
+    args: Sequence[str],
+    git_dir: str | None = None,
+    *,
+    seconds: float,
+    max_output: int,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Finished:
+    """`run`, for a call whose cost its input decides (a search's pattern): git is stopped,
+    and Exceeded raised, once it has run `seconds` or written more than `max_output` bytes.
+    Its output is read as it comes, so no more than that is ever held."""
+    deadline = time.monotonic() + seconds
+    proc = subprocess.Popen(
+        command(args, git_dir),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(env),
+        cwd=cwd,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    out: list[bytes] = []
+    err: list[bytes] = []
+    size = 0
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ, out)
+            selector.register(proc.stderr, selectors.EVENT_READ, err)
+            while selector.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise Exceeded("time")
+                for key, _ in selector.select(left):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        selector.unregister(key.fileobj)
+                        continue
+                    key.data.append(chunk)
+                    if key.data is out:
+                        size += len(chunk)
+                        if size > max_output:
+                            raise Exceeded("output")
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise Exceeded("time") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    return Finished(tuple(args), proc.returncode, b"".join(out), b"".join(err))
 
 
 def output_text(

@@ -14,12 +14,22 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from dshaudit.core.model import Fact, Pin
+from dshaudit.core.model import Fact, FactStatus, Pin
 from dshaudit.documents.searches import Search
 from dshaudit.git import run
 from dshaudit.git.pathspec import select, selector
 from dshaudit.index.screen import grep_screened, line_test, literals, screened
-from dshaudit.index.search import cache_key, files_fact, grep_args, grep_matches, search_fact, searches_shard
+from dshaudit.index.search import (
+    Budget,
+    SearchBound,
+    cache_key,
+    files_fact,
+    gave_up,
+    grep_args,
+    grep_matches,
+    search_fact,
+    searches_shard,
+)
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
@@ -64,7 +74,7 @@ def derive_many(searches: list[Search], snapshot: Snapshot, bases: list[str]) ->
             regular[id(changed[s])] = [(p, blob) for p, mode, blob in changed[s] if mode in REGULAR_MODES]
     fresh = {s: regular[id(changed[s])] for s in found}
     lines = found_in({s: [(target, p, blob) for p, blob in fresh[s]] for s in found}, git_dir, snapshot.read_many)
-    for s in found:
+    for s in lines:
         new_hits = [(p, n) for (_, p), ns in lines[s].items() for n in ns]
         gone = {p for p, _, _ in changed[s]}
         hits = sorted([h for h in found[s][1] if h[0] not in gone] + new_hits)
@@ -87,7 +97,7 @@ def grep_together(searches: list[Search], snapshot: Snapshot) -> None:
     paths = list(blobs)
     places = {s: [(target, p, blobs[p]) for p in select(paths, s.pathspecs)] for s in todo}
     lines = found_in(places, snapshot.repository.git_dir, snapshot.read_many)
-    for s in todo:
+    for s in lines:
         hits = sorted((p, n) for (_, p), ns in lines[s].items() for n in ns)
         shard.put(cache_key(s, target), [[p, n] for p, n in hits])
 
@@ -100,7 +110,9 @@ def found_in(
     file is screened first (`may_match`, git reading the files, or Python where git
     cannot), then git greps those that pass, a process a search, side by side. Where
     git screened, it greps only the lines the screen printed (`_Printed`): every line
-    the search can match is among them, and the file is not read again."""
+    the search can match is among them, and the file is not read again. A search that
+    reaches its bound (search.Budget) is left out of the answer, and remembered as
+    such at each of its commits (`search.gave_up`)."""
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
@@ -130,17 +142,23 @@ def found_in(
     with tempfile.TemporaryDirectory(prefix="dshaudit-screened-") as folder:
         printed = _Printed(folder, by_git.lines if by_git is not None else {}, names)
 
-        def lines(s: Search) -> dict[tuple[str, str], list[int]]:
+        def lines(s: Search) -> dict[tuple[str, str], list[int]] | None:
+            budget = Budget(s)
             kept = passed.get(s)
             todo = [(sha, path) for sha, path, _ in places[s] if kept is None or (sha, path) in kept]
-            if kept is None:
-                return regrep(s, git_dir, todo) if todo else {}
-            found = printed.regrep(s, git_dir, [place for place in todo if printed.has(place)])
-            rest = [place for place in todo if not printed.has(place)]
-            return {**found, **regrep(s, git_dir, rest)} if rest else found
+            try:
+                if kept is None:
+                    return regrep(s, git_dir, todo, budget) if todo else {}
+                found = printed.regrep(s, git_dir, [place for place in todo if printed.has(place)], budget)
+                rest = [place for place in todo if not printed.has(place)]
+                return {**found, **regrep(s, git_dir, rest, budget)} if rest else found
+            except SearchBound as exc:
+                gave_up(s, sorted({sha for sha, _, _ in places[s]}), exc)
+                return None
 
         with ThreadPoolExecutor(4) as pool:
-            return dict(zip(places, pool.map(lines, places)))
+            answers = dict(zip(places, pool.map(lines, places)))
+            return {s: found for s, found in answers.items() if found is not None}
 
 
 class _Printed:
@@ -163,7 +181,9 @@ class _Printed:
     def has(self, place: tuple[str, str]) -> bool:
         return place in self._printed
 
-    def regrep(self, search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
+    def regrep(
+        self, search: Search, git_dir: str, places: list[tuple[str, str]], budget: Budget
+    ) -> dict[tuple[str, str], list[int]]:
         """`regrep` on the printed lines of these places, with their line numbers in the files:
         by `line_test` when it can answer for them, else by git."""
         import tempfile
@@ -185,7 +205,7 @@ class _Printed:
         found: dict[tuple[str, str], list[int]] = {}
         command, *options = grep_args(search)
         for _, line in _grep_lines(
-            git_dir, [command, "--no-index", *options], [os.path.basename(path)], cwd=self.folder
+            git_dir, [command, "--no-index", *options], [os.path.basename(path)], budget, cwd=self.folder
         ):
             place, number = origin[line - 1]
             found.setdefault(place, []).append(number)
@@ -235,6 +255,8 @@ def advance(
     searched again, the rest kept. Equal to `measure` at the commit, at the cost
     of the changed files only (history walks many commits). `found`: the matches
     of `regrep` for (this commit, each of its fresh paths), grepped beforehand."""
+    if before.status is FactStatus.CANNOT_EVALUATE:  # reached its bound before: no matches to carry on from
+        return Fact(search.text, search.definition, pin, before.status, None, {}, (), before.message)
     gone = {old for old, _ in changed if old}
     fresh = fresh_paths(search, changed)
     if search.kind == "files":
@@ -245,7 +267,10 @@ def advance(
     if found is not None:
         new_hits = [(p, n) for p in fresh for n in found.get((snapshot.sha, p), ())]
     else:
-        new_hits = grep_matches(search, snapshot, [f":(literal){p}" for p in fresh]) if fresh else []
+        try:
+            new_hits = grep_matches(search, snapshot, [f":(literal){p}" for p in fresh]) if fresh else []
+        except SearchBound as exc:
+            return Fact(search.text, search.definition, pin, FactStatus.CANNOT_EVALUATE, None, {}, (), str(exc))
     return search_fact(search, pin, sorted(kept_hits + new_hits))
 
 
@@ -259,19 +284,25 @@ REGULAR_MODES = ("100644", "100755")  # git grep reads a tree's regular files on
 _REGREP_ARGS = 60_000  # characters of file names given to one git grep
 
 
-def regrep(search: Search, git_dir: str, places: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
+def regrep(
+    search: Search, git_dir: str, places: list[tuple[str, str]], budget: Budget | None = None
+) -> dict[tuple[str, str], list[int]]:
     """The lines matching the search in each (commit, path), all in one `git grep` (a few,
     for many places) that names each file as COMMIT:PATH: git reads that blob with
     the path's attributes, as it does in a grep of the commit's tree. `places` must be
-    regular files (REGULAR_MODES) the pathspecs select; the pathspecs are not applied here."""
+    regular files (REGULAR_MODES) the pathspecs select; the pathspecs are not applied here.
+    Within the search's `budget` (a new one when none is given): SearchBound past it."""
     out: dict[tuple[str, str], list[int]] = {}
-    for name, line in _grep_lines(git_dir, grep_args(search), [f"{sha}:{path}" for sha, path in sorted(set(places))]):
+    names = [f"{sha}:{path}" for sha, path in sorted(set(places))]
+    for name, line in _grep_lines(git_dir, grep_args(search), names, budget or Budget(search)):
         sha, path = name.split(":", 1)
         out.setdefault((sha, path), []).append(line)
     return out
 
 
-def _grep_lines(git_dir: str, args: list[str], names: list[str], cwd: str | None = None) -> Iterator[tuple[str, int]]:
+def _grep_lines(
+    git_dir: str, args: list[str], names: list[str], budget: Budget, cwd: str | None = None
+) -> Iterator[tuple[str, int]]:
     """(file name, line number) of each line `git grep ARGS` matches in these files (COMMIT:PATH
     names, given as revisions; or files in `cwd`, given after `--`, which no name of a
     revision can be taken for), a few processes' worth of names at a time."""
@@ -282,7 +313,7 @@ def _grep_lines(git_dir: str, args: list[str], names: list[str], cwd: str | None
             size += len(names[end]) + 1
             end += 1
         named = [*names[start:end], "--"] if cwd is None else ["--", *names[start:end]]
-        out = run.run([*args, *named], git_dir, cwd=cwd).output(no_match_ok=True, limit=300)
+        out = budget.run([*args, *named], git_dir, cwd=cwd).output(no_match_ok=True, limit=300)
         for name, line, _ in run.grep_lines(out):
             yield name, line
         start = end

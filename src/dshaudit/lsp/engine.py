@@ -31,13 +31,13 @@ from dshaudit.checking.citations import FileText, Verifier
 from dshaudit.checking.outcome import check_outcome
 from dshaudit.checking.verify import check
 from dshaudit.core.diagnostics import Diagnostic
-from dshaudit.core.errors import DshauditError, RepoError
+from dshaudit.core.errors import DshauditError, InputError, RepoError
 from dshaudit.core.model import SHA_RE, Citation, Claim, ClaimVerdict, Pin, Verdict
 from dshaudit.core.results import CheckResult
 from dshaudit.core.status import Severity
 from dshaudit.documents.blocks import BLOCKS_SHARD
 from dshaudit.documents.claims import CLAIM_SPAN_RE
-from dshaudit.documents.findings import FindingsFile, parse_findings
+from dshaudit.documents.findings import MAX_FINDINGS_BYTES, FindingsFile, parse_findings
 from dshaudit.facts.book import FactBook
 from dshaudit.git.pins import PinResolver
 from dshaudit.platform import cache
@@ -202,6 +202,7 @@ class Analysis:
     file: FindingsFile | None = None
     result: CheckResult | None = None
     diagnostics: list[types.Diagnostic] = field(default_factory=list)
+    text: str = ""  # the text analysed: a client may send two texts under one version number
 
     def verdict(self, citation: Citation) -> Verdict | None:
         for v in self.result.verdicts if self.result else ():
@@ -274,13 +275,18 @@ class Engine:
     # -- documents ---------------------------------------------------------------
 
     def analyse(self, uri: str, text: str, version: int | None) -> Analysis:
-        """Check one version of a document, as `check` would check the file."""
+        """Check one version of a document, as `check` would check the file (one
+        larger than `check` reads is refused alike, with one diagnostic)."""
         lines = Lines.of(text, self.encoding)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_FINDINGS_BYTES:
+            too_big = InputError(f"{size} bytes is larger than the {MAX_FINDINGS_BYTES} dshaudit reads")
+            return self._remember(Analysis(uri, version, lines, None, diagnostics=[problem(too_big, lines)], text=text))
         try:
             scope = self.scope_for(uri)
         except DshauditError as exc:
-            return self._remember(Analysis(uri, version, lines, None, diagnostics=[problem(exc, lines)]))
-        analysis = Analysis(uri, version, lines, scope)
+            return self._remember(Analysis(uri, version, lines, None, diagnostics=[problem(exc, lines)], text=text))
+        analysis = Analysis(uri, version, lines, scope, text=text)
         path = fs_path(uri)
         shown = path.as_posix() if path else uri
         try:
@@ -300,7 +306,7 @@ class Engine:
     def analysis(self, uri: str, text: str, version: int | None) -> Analysis:
         """The analysis of this version: the last one if it is of this version, else a new one."""
         known = self._analyses.get(uri)
-        if known is not None and known.version == version and version is not None:
+        if known is not None and known.version == version and version is not None and known.text == text:
             return known
         return self.analyse(uri, text, version)
 

@@ -124,7 +124,7 @@ class ClaimsWalk:
             self.repository().read_blobs,
         )
         for w in watches:
-            w.found = found[w.spec]
+            w.found = found.get(w.spec)  # None: the search reached its bound; `advance` says so
 
     def _at_from(self, claim: Claim, book: FactBook) -> ClaimHistory:
         fact_id, _ = split_ref(claim.ref, self._known)

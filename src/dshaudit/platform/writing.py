@@ -84,10 +84,17 @@ def read_regular(path: Path, shown: str, limit: int | None = None, follow: bool 
 def reread(read: ReadFile, shown: str, command: str) -> ReadFile:
     """The file `read` came from, read again for rewriting: an InputError
     unless it is the same file (not a link or another file swapped into its
-    place) with the same bytes."""
+    place) with the same bytes, and the file's only name: a new text is renamed
+    into place, which would leave the file's other hard links holding the old one."""
     again = read_regular(read.real, shown, follow=False)
     if (again.dev, again.ino) != (read.dev, read.ino):
         raise InputError(f"was replaced by another file while {command} ran; nothing was written to it", file=shown)
+    links = os.stat(read.real, follow_symlinks=False).st_nlink
+    if links > 1:
+        raise InputError(
+            f"has {links} hard links, and {command} --write would change this one only; nothing was written to it",
+            file=shown,
+        )
     if again.data != read.data:
         raise InputError(
             f"changed on disk while {command} ran; nothing was written to it: run {command} again", file=shown
