@@ -3,8 +3,10 @@ and its `pin: NAME` line, the one form of the pin that is read and rewritten."""
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -116,31 +118,48 @@ def read_front_matter(text: str, where: str) -> FrontMatter:
             )
     else:
         raise FrontMatterError("front matter opened with '---' is never closed", file=where, line=1)
+    try:
+        data, key_lines = _parsed_block("\n".join(lines[1:i]))
+    except _BlockError as exc:
+        raise FrontMatterError(exc.problem, file=where, line=exc.line) from None
+    # Each reader of a document asks again (its pin, its names, its claims): the block is
+    # parsed once, and each gets a copy of its own.
+    return FrontMatter(copy.deepcopy(data), i + 1, dict(key_lines))
+
+
+class _BlockError(Exception):
+    def __init__(self, problem: str, line: int | None):
+        super().__init__(problem)
+        self.problem, self.line = problem, line
+
+
+@lru_cache(maxsize=256)
+def _parsed_block(block: str) -> tuple[dict, dict[str, int]]:
+    """A front matter block's mapping, and the line of each top-level key (the file's,
+    below the opening `---`)."""
     loader = None
     try:
-        loader = _FrontMatterLoader("\n".join(lines[1:i]))
+        loader = _FrontMatterLoader(block)
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise FrontMatterError(
-            f"malformed front matter: {problem}", file=where, line=mark.line + 2 if mark is not None else None
-        ) from None
+        raise _BlockError(f"malformed front matter: {problem}", mark.line + 2 if mark is not None else None) from None
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # what a constructor raises on odd input
-        raise FrontMatterError(f"malformed front matter: {exc}", file=where, line=2) from None
+        raise _BlockError(f"malformed front matter: {exc}", 2) from None
     finally:
         if loader is not None:
             loader.dispose()
     data = data or {}
     if not isinstance(data, dict):
-        raise FrontMatterError("front matter must be a YAML mapping", file=where, line=2)
+        raise _BlockError("front matter must be a YAML mapping", 2)
     key_lines: dict[str, int] = {}
     if isinstance(node, yaml.MappingNode):
         for key_node, _ in node.value:
             if isinstance(key_node, yaml.ScalarNode):
                 key_lines.setdefault(str(key_node.value), key_node.start_mark.line + 2)
-    return FrontMatter(data, i + 1, key_lines)
+    return data, key_lines
 
 
 def split_front_matter(text: str, where: str) -> tuple[dict, int]:
