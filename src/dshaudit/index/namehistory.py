@@ -14,6 +14,7 @@ over `HISTORY_COMMITS` commits at most, and their answers are cached.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from dshaudit.core.model import SHA_RE
@@ -27,10 +28,11 @@ _HISTORY_SHAPE = cache.shaped({"deletion": ([str, str, str], type(None)), "commi
 # The line of a commit in the log starts with two NULs: every line of a patch starts with
 # a character of its own (`-`, `+`, `@`, ...), though one may hold NULs further on.
 _HEADER_BYTES = b"\0\0"
-_HEADER = re.compile(b"^" + _HEADER_BYTES, re.MULTILINE)
-# With -U0 a hunk is its header, the lines it removes (`-`), then those it adds (`+`).
-_REMOVED = re.compile(rb"^@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@[^\n]*\n((?:[-\\][^\n]*\n)*)", re.MULTILINE)
-_MARKER = re.compile(rb"^\\[^\n]*\n", re.MULTILINE)  # "\ No newline at end of file": git's line, not the file's
+# With -U0 a hunk is its header, the lines it removes (`-`), then those it adds (`+`);
+# git's own "\ No newline at end of file" may follow a removed line.
+_HUNK_HEADER = re.compile(rb"@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@[^\n]*")
+_REMOVED_RUN = re.compile(rb"(?:[-\\][^\n]*\n)*")
+_WORD_BYTE = re.compile(rb"[A-Za-z0-9_]")
 
 
 @dataclass(frozen=True)
@@ -56,20 +58,53 @@ class HistoryAnswer:
 
 @dataclass(frozen=True)
 class _Removed:
-    """The lines each commit of a window removed from its first parent's tree, newest commit first."""
+    """A window's log, read where it lies: where each commit's part starts (newest first),
+    and the commit each part is of. A name is looked for in the whole log at once (in C),
+    and only a place where it occurs is then placed in its commit and its line: most names
+    asked for occur nowhere in the window."""
 
-    commits: list[tuple[Deletion, bytes]]
+    log: bytes
+    starts: list[int]  # each part's start, just past the two NULs of its line
+    heads: list[Deletion | None]  # the commit each part is of (None: a line that names none)
     reached_root: bool
+
+    @property
+    def commits(self) -> list[Deletion]:
+        return [h for h in self.heads if h is not None]
 
     def deletion(self, name: str) -> Deletion | None:
         needle = name.encode()
-        word = None  # compiled only for a name some commit removed as text, not for every name asked
-        for commit, removed in self.commits:
-            if needle in removed:
-                word = word or re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
-                if word.search(removed):
-                    return commit
+        at = self.log.find(needle)
+        while at >= 0:
+            k = bisect_right(self.starts, at) - 1
+            head = self.heads[k] if k >= 0 else None
+            if head is not None and _whole_word(self.log, at, len(needle)) and _removed(self.log, at, self.starts[k]):
+                return head  # the log is newest first: the first place found is the newest commit's
+            at = self.log.find(needle, at + 1)
         return None
+
+
+def _whole_word(log: bytes, at: int, size: int) -> bool:
+    before = log[at - 1 : at] if at else b""
+    after = log[at + size : at + size + 1]
+    return not (before and _WORD_BYTE.match(before)) and not (after and _WORD_BYTE.match(after))
+
+
+def _removed(log: bytes, at: int, part_start: int) -> bool:
+    """Whether the place lies on a line a hunk removes: a line that starts with `-`, below a
+    hunk's header with only such lines (and git's own `\\` lines) between them."""
+    line_start = log.rfind(b"\n", part_start, at) + 1
+    if line_start == 0 or log[line_start : line_start + 1] != b"-" or log.find(b"\n", at) < 0:
+        return False  # on the commit's own line, or not a whole removed line
+    header = log.rfind(b"\n@@ -", part_start, line_start)
+    if header < 0:
+        return False
+    header_end = log.find(b"\n", header + 1, line_start)
+    return (
+        header_end >= 0
+        and _HUNK_HEADER.fullmatch(log, header + 1, header_end) is not None
+        and _REMOVED_RUN.fullmatch(log, header_end + 1, line_start) is not None
+    )
 
 
 def _window_log(sha: str, commits: int) -> list[str]:
@@ -93,26 +128,21 @@ def _window_log(sha: str, commits: int) -> list[str]:
 
 
 def _removed_lines(log: bytes, commits: int) -> _Removed:
-    """The window `_window_log` wrote: for each commit, the lines its patch removes (with
-    -U0, those after a hunk's header that start with `-`), and whether the window reaches
-    the first commit."""
-    window: list[tuple[Deletion, bytes]] = []
+    """The window `_window_log` wrote, its commits found, and whether it reaches the first commit."""
+    starts = [len(_HEADER_BYTES)] if log.startswith(_HEADER_BYTES) else []
+    at = log.find(b"\n" + _HEADER_BYTES)
+    while at >= 0:
+        starts.append(at + 1 + len(_HEADER_BYTES))
+        at = log.find(b"\n" + _HEADER_BYTES, at + 1)
+    heads: list[Deletion | None] = []
     parents = ""
-    # Each commit's part read where it lies in the log, none copied out of it: the log of
-    # 200 commits can run to tens of megabytes.
-    starts = [m.end() for m in _HEADER.finditer(log)]
-    for start, end in zip(starts, [*(s - len(_HEADER_BYTES) for s in starts[1:]), len(log)]):
-        line_end = log.find(b"\n", start, end)
-        line_end = end if line_end < 0 else line_end
-        head = log[start:line_end].decode("utf-8", "replace")
+    for start in starts:
+        line_end = log.find(b"\n", start)
+        head = log[start : line_end if line_end >= 0 else len(log)].decode("utf-8", "replace")
         sha, date, parents, subject = (head.split("\0") + [""] * 4)[:4]
-        if not SHA_RE.fullmatch(sha):
-            continue
-        removed = b"".join(m[1] for m in _REMOVED.finditer(log, line_end, end))
-        if b"\n\\" in removed or removed.startswith(b"\\"):
-            removed = _MARKER.sub(b"", removed)
-        window.append((Deletion(sha, date, subject), removed))
-    return _Removed(window, len(window) < commits or not parents.strip())
+        heads.append(Deletion(sha, date, subject) if SHA_RE.fullmatch(sha) else None)
+    found = sum(1 for h in heads if h is not None)
+    return _Removed(log, starts, heads, found < commits or not parents.strip())
 
 
 class NameHistory:
