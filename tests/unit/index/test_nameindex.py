@@ -296,3 +296,31 @@ def test_a_patch_line_that_holds_nuls_ends_no_commit(make_repo):
     repo = make_repo({"notes.txt": text.encode()}, {"notes.txt": None}, subjects=("add", "drop the notes"))
     answer = NameIndex(repo.snapshot(1)).deletion("endName")
     assert deleted_by(answer) == repo.shas[1]
+
+
+def test_a_name_is_dated_only_by_a_whole_word_on_a_removed_line_of_a_hunk():
+    """In the window's log, a file header (`--- a/Name.ts`), an added line, a longer word and the
+    commit's own line never date a name; a removed line does, in the newest commit that has one."""
+    from dshaudit.index.namehistory import _removed_lines
+
+    def commit(sha: str, subject: str, patch: str) -> bytes:
+        return f"\0\0{sha}\0 2026-08-0{sha[0]}T00:00:00Z\0{'f' * 40}\0{subject}\n\n{patch}".encode()
+
+    newer = commit(
+        "1" * 40,
+        "Gone mentions Gone",
+        "diff --git a/Gone.ts b/Gone.ts\nindex 1..2 100644\n--- a/Gone.ts\n+++ b/Gone.ts\n"
+        "@@ -3 +3 @@\n-const GoneAway = 1\n+const Gone = 2\n",
+    )
+    older = commit(
+        "2" * 40,
+        "drop it",
+        "diff --git a/x.ts b/x.ts\nindex 3..4 100644\n--- a/x.ts\n+++ b/x.ts\n"
+        "@@ -1,2 +1 @@\n-keep()\n\\ No newline at end of file\n-Gone()\n+kept()\n",
+    )
+    window = _removed_lines(newer + older, 200)
+    assert [c.sha[0] for c in window.commits] == ["1", "2"] and window.reached_root
+    assert window.deletion("Gone").sha == "2" * 40
+    assert window.deletion("GoneAway").sha == "1" * 40
+    assert window.deletion("newline") is None  # git's own line, not the file's
+    assert window.deletion("mentions") is None  # the commit's subject
