@@ -303,3 +303,15 @@ def test_exit_while_a_check_runs_does_not_wait_for_it(server, monkeypatch):
     began = time.monotonic()
     raw.proc.wait(5)
     assert time.monotonic() - began < 5 and uri
+
+
+def test_a_document_outside_the_workspace_reads_no_configuration_above_it(server, tmp_path):
+    """Opened from outside the workspace, a document is checked with the workspace's
+    configuration: a dshaudit.toml beside it, outside, is never read."""
+    raw, _ = server
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "dshaudit.toml").write_text(f"this is not toml {CANARY} [[[\n")
+    uri = raw.open(elsewhere / "doc.md", FINDING)
+    assert raw.diagnostics(uri, 1) == []  # read with the workspace's pins; the file outside would be an error
+    raw.still_serving()

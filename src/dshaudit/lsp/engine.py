@@ -16,6 +16,7 @@ offers another). `Lines` converts, on lines split at "\\n" only, as findings.py 
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -238,23 +239,35 @@ class Engine:
         self._analyses: dict[str, Analysis] = {}
         self._children: dict[str, dict[str, list[tuple[str, bool]]]] = {}
         self._flushed = time.monotonic()
+        # The workspace's folders, as the editor named them: a document outside them is
+        # given the configuration of the server's own folder, not one found above it.
+        self.roots: list[Path] = []
 
     # -- scopes ------------------------------------------------------------------
 
     def scope_for(self, uri: str) -> Scope:
         """The scope of a document: its configuration is --config, else
-        dshaudit.toml in its folder or above, else the packaged default."""
+        dshaudit.toml in its folder or above (within the workspace), else the
+        packaged default."""
         path = fs_path(uri)
         folder = path.parent if path else None
         if folder not in self._configs:
             explicit = Path(self.config_path) if self.config_path else None
-            self._configs[folder] = load_config(explicit, [path] if path else [])
+            documents = [path] if path and self._in_workspace(path) else []
+            self._configs[folder] = load_config(explicit, documents)
         config = self._configs[folder]
         if config.path not in self._scopes:
             repository = self._repository(config.upstream_url)
             session = Session(config, repository, PinResolver(config, repository))
             self._scopes[config.path] = Scope(session, Verifier(session.pins, repository), FactBook(repository))
         return self._scopes[config.path]
+
+    def _in_workspace(self, path: Path) -> bool:
+        """Whether a document lies in a folder of the workspace (any, when none was named)."""
+        if not self.roots:
+            return True
+        real = Path(os.path.realpath(path))
+        return any(real.is_relative_to(root) for root in self.roots)
 
     def _repository(self, upstream_url: str) -> LazyRepository:
         if upstream_url not in self._repositories:

@@ -33,6 +33,7 @@ import sys
 import uuid
 from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote
 
@@ -307,6 +308,8 @@ def build_server(repo: str | None, config_path: str | None) -> DshauditServer:
     @server.feature(types.INITIALIZE)
     def initialize(ls: DshauditServer, params: types.InitializeParams) -> None:
         ls.engine.encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        folders = [f.uri for f in params.workspace_folders or []] or [params.root_uri or ""]
+        ls.engine.roots = [Path(os.path.realpath(p)) for u in folders if u and (p := fs_path(u)) is not None]
         options = params.initialization_options
         if isinstance(options, dict) and isinstance(options.get("debounce"), (int, float)):
             ls.debounce = max(0.0, options["debounce"] / 1000)
