@@ -7,6 +7,8 @@ bounded time and memory, with nothing written where it should not be."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,6 +20,25 @@ DSHAUDIT = str(Path(sys.executable).parent / "dshaudit")
 
 # A citation that holds at v1 of the fixture repository.
 GOOD = "`vendor/cordis/src/context.ts:14` → `this.fiber`\n"
+
+
+def start_check(workspace, cache, *args: str, **env: str) -> subprocess.Popen:
+    """`dshaudit check --format json ARGS` started as a process of its own in the workspace,
+    with `cache` as its cache folder and `env` added to its environment."""
+    return subprocess.Popen(
+        [DSHAUDIT, "check", "--format", "json", *args],
+        cwd=workspace,
+        env={**os.environ, "DSHAUDIT_CACHE_DIR": str(cache), **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finished(proc: subprocess.Popen) -> tuple[int, str, str]:
+    """A started process's exit code, standard output and standard error."""
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
 
 
 def one_verdict(workspace, citation: str, pin: str = "v1") -> dict:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 
 import pytest
 
 from conftest import write_findings
-from hardening.helpers import DSHAUDIT
+from hardening.helpers import finished, start_check
 
 BODY = (
     "`vendor/cordis/src/context.ts:14` → `this.fiber`\n"
@@ -25,32 +24,17 @@ BODY = (
 )
 
 
-def _run(workspace, cache, *args: str) -> subprocess.Popen:
-    env = {**os.environ, "DSHAUDIT_CACHE_DIR": str(cache)}
-    return subprocess.Popen(
-        [DSHAUDIT, "check", "--format", "json", *args],
-        cwd=workspace,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _done(proc: subprocess.Popen) -> tuple[int, str, str]:
-    out, err = proc.communicate(timeout=120)
-    return proc.returncode, out, err
-
-
 def test_runs_at_different_pins_sharing_one_cache_each_equal_a_run_alone(workspace, tmp_path):
     write_findings(workspace, BODY)
-    alone = {pin: _done(_run(workspace, tmp_path / f"alone-{pin}", "--pin", pin)) for pin in ("v1", "v2", "v3")}
+    alone = {
+        pin: finished(start_check(workspace, tmp_path / f"alone-{pin}", "--pin", pin)) for pin in ("v1", "v2", "v3")
+    }
     assert {code for code, _, _ in alone.values()} <= {0, 1}
     assert alone["v1"][1] != alone["v2"][1]  # the pins differ, so a mix-up would show
     for attempt in range(2):  # cold and racing, then warm
         shared = tmp_path / "shared"
-        procs = {pin: _run(workspace, shared, "--pin", pin) for pin in ("v1", "v2", "v3")}
-        together = {pin: _done(p) for pin, p in procs.items()}
+        procs = {pin: start_check(workspace, shared, "--pin", pin) for pin in ("v1", "v2", "v3")}
+        together = {pin: finished(p) for pin, p in procs.items()}
         for pin in procs:
             assert together[pin][:2] == alone[pin][:2], (attempt, pin, together[pin][2])
 
@@ -58,24 +42,24 @@ def test_runs_at_different_pins_sharing_one_cache_each_equal_a_run_alone(workspa
 @pytest.mark.parametrize("delay", [0.05, 0.3, 0.8])
 def test_a_run_killed_mid_write_then_run_again_equals_a_clean_run(workspace, tmp_path, delay):
     write_findings(workspace, BODY)
-    clean = _done(_run(workspace, tmp_path / "clean"))
+    clean = finished(start_check(workspace, tmp_path / "clean"))
     cache = tmp_path / "killed"
-    proc = _run(workspace, cache)
+    proc = start_check(workspace, cache)
     time.sleep(delay)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert _done(_run(workspace, cache))[:2] == clean[:2]
+    assert finished(start_check(workspace, cache))[:2] == clean[:2]
     # A shard cut short as a crash mid-write would leave it, were shards not renamed into place.
     for shard in [p for p in cache.rglob("*") if p.is_file() and p.name != "key" and p.stat().st_size > 10]:
         data = shard.read_bytes()
         shard.write_bytes(data[: len(data) // 2])
-    assert _done(_run(workspace, cache))[:2] == clean[:2]
+    assert finished(start_check(workspace, cache))[:2] == clean[:2]
 
 
 @pytest.mark.parametrize("where", ["a file", "under a file", "read-only"])
 def test_a_cache_location_that_cannot_be_used_means_no_cache_and_a_note(workspace, tmp_path, where):
     write_findings(workspace, BODY)
-    clean = _done(_run(workspace, tmp_path / "clean"))
+    clean = finished(start_check(workspace, tmp_path / "clean"))
     blocker = tmp_path / "blocker"
     if where == "a file":
         blocker.write_text("not a folder\n")
@@ -88,7 +72,7 @@ def test_a_cache_location_that_cannot_be_used_means_no_cache_and_a_note(workspac
             pytest.skip("root writes into a read-only folder")
         blocker.mkdir(mode=0o500)
         cache = blocker
-    code, out, err = _done(_run(workspace, cache))
+    code, out, err = finished(start_check(workspace, cache))
     assert (code, out) == clean[:2], err
     assert "not using the cache at" in err and "Traceback" not in err, err
     assert len([line for line in err.splitlines() if "cache" in line]) == 1, err

@@ -5,12 +5,10 @@ is gone: every folder a run makes now lives only while the run works in it.)"""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 
 from conftest import write_findings
-from hardening.helpers import DSHAUDIT
+from hardening.helpers import finished, start_check
 
 BODY = (
     "`vendor/cordis/src/context.ts:14` → `this.fiber`\n"
@@ -20,40 +18,26 @@ BODY = (
 )
 
 
-def _run(workspace, cache, tmp, *args: str) -> subprocess.Popen:
-    env = {**os.environ, "DSHAUDIT_CACHE_DIR": str(cache), "TMPDIR": str(tmp)}
-    return subprocess.Popen(
-        [DSHAUDIT, "check", "--format", "json", *args],
-        cwd=workspace,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _done(proc: subprocess.Popen) -> tuple[int, str, str]:
-    out, err = proc.communicate(timeout=120)
-    return proc.returncode, out, err
-
-
 def test_runs_sharing_a_temporary_folder_each_equal_a_run_alone_and_leave_it_empty(workspace, tmp_path):
     """Checks at new pins from a cache warm at v1 search only the changed files, through a
     folder of their own under the temporary folder: two at once, in one temporary folder."""
     write_findings(workspace, BODY)
     seed, shared_tmp = tmp_path / "seed", tmp_path / "tmp"
     shared_tmp.mkdir()
-    assert _done(_run(workspace, seed, shared_tmp))[0] in (0, 1)
+    assert finished(start_check(workspace, seed, TMPDIR=str(shared_tmp)))[0] in (0, 1)
     alone = {}
     for pin in ("v2", "v3"):
         shutil.copytree(seed, tmp_path / f"alone-{pin}")
-        alone[pin] = _done(_run(workspace, tmp_path / f"alone-{pin}", shared_tmp, "--pin", pin))
+        alone[pin] = finished(start_check(workspace, tmp_path / f"alone-{pin}", "--pin", pin, TMPDIR=str(shared_tmp)))
     assert alone["v2"][1] != alone["v3"][1]  # the pins differ, so a mix-up would show
     for pin in ("v2", "v3"):
         shutil.copytree(seed, tmp_path / f"together-{pin}")
-    procs = {pin: _run(workspace, tmp_path / f"together-{pin}", shared_tmp, "--pin", pin) for pin in ("v2", "v3")}
+    procs = {
+        pin: start_check(workspace, tmp_path / f"together-{pin}", "--pin", pin, TMPDIR=str(shared_tmp))
+        for pin in ("v2", "v3")
+    }
     for pin, proc in procs.items():
-        assert _done(proc)[:2] == alone[pin][:2], pin
+        assert finished(proc)[:2] == alone[pin][:2], pin
     assert list(shared_tmp.iterdir()) == []
 
 
@@ -61,9 +45,9 @@ def test_a_temporary_folder_that_cannot_be_used_changes_no_result(workspace, tmp
     write_findings(workspace, BODY)
     usable = tmp_path / "tmp"
     usable.mkdir()
-    clean = _done(_run(workspace, tmp_path / "clean", usable, "--pin", "v2"))
+    clean = finished(start_check(workspace, tmp_path / "clean", "--pin", "v2", TMPDIR=str(usable)))
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file\n")
-    code, out, err = _done(_run(workspace, tmp_path / "blocked", blocker, "--pin", "v2"))
+    code, out, err = finished(start_check(workspace, tmp_path / "blocked", "--pin", "v2", TMPDIR=str(blocker)))
     assert (code, out) == clean[:2], err
     assert "Traceback" not in err and blocker.read_text() == "a file\n"
