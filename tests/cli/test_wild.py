@@ -587,6 +587,25 @@ def test_a_document_whose_permalinks_agree_has_its_names_checked_at_that_commit(
     assert "link DSH at several commits" in run.stderr and "findings/f.md" in run.stderr
 
 
+def test_shell_output_fields_and_run_time_folders_are_not_claims_about_dsh(workspace, fixture_repo):
+    """A page someone else wrote: a field of a PowerShell cmdlet's output, and a state folder a
+    run makes in a user's project, are not DSH's; a name and a path it lacks still are flagged."""
+    v1 = fixture_repo.shas["v1"]
+    page = workspace / "findings" / "f.md"
+    page.write_text(
+        f"See [the context]({WEB}/blob/{v1}/{CONTEXT}).\n\n"
+        "```powershell\nGet-CimInstance Win32_Process | Select-Object ProcessId,ImageFullPath\n```\n\n"
+        f"Match the process that runs `{AGENT}` to its `ImageFullPath`.\n\n"
+        f"The `{AGENT}` module keeps `NoSuchContextName`.\n\n"
+        "A file under `packages/demo/.tool/cache` is kept, unlike `packages/demo/src/ghost.ts`.\n"
+    )
+    run = run_cli("check", "--format", "json")
+    assert run.exit_code == 1, run.stderr
+    refs = {r["text"]: r["status"] for r in run.json["references"]}
+    assert "ImageFullPath" not in refs and "packages/demo/.tool/cache" not in refs, refs
+    assert refs["NoSuchContextName"] == "phantom" and refs["packages/demo/src/ghost.ts"] == "phantom", refs
+
+
 def test_names_listed_beside_a_linked_file_must_be_declared_there(workspace, fixture_repo):
     """A course's table of files, each with what it declares (as teaching repositories list them)."""
     v1 = fixture_repo.shas["v1"]

@@ -135,6 +135,18 @@ def absent_claims(text: str) -> list[tuple[str, int, int]]:
     return out
 
 
+def _fenced_blocks(text: str) -> Iterator[tuple[str, str, int]]:
+    """(language in lower case, body, line number of the opening fence) of each fenced block
+    with an info string."""
+    lines = text.split("\n")
+    _, fences = prose_chunks(text, front_lines(text))
+    for a, b in fences:
+        info = lines[a].strip().lstrip("`~").strip().split()
+        if info:
+            close = b - 1 if b - 1 > a and lines[b - 1].strip().startswith(("```", "~~~")) else b
+            yield info[0].lower(), "\n".join(lines[a + 1 : close]), a + 1
+
+
 def defined_in_code_blocks(text: str) -> set[str]:
     """The names declared in the document's fenced TypeScript/JavaScript
     blocks (each declaration's dotted name and its last component), and those a
@@ -142,23 +154,33 @@ def defined_in_code_blocks(text: str) -> set[str]:
     from dshaudit.documents.ownrepo import defined_in
     from dshaudit.lang.symbols import build_symbol_table
 
-    lines = text.split("\n")
-    _, fences = prose_chunks(text, front_lines(text))
     names: set[str] = set()
-    for a, b in fences:
-        info = lines[a].strip().lstrip("`~").strip().split()
-        close = b - 1 if b - 1 > a and lines[b - 1].strip().startswith(("```", "~~~")) else b
-        if info and info[0].lower() in ("py", "python"):
-            names |= {name for name, _ in defined_in("\n".join(lines[a + 1 : close]), "block.py")}
-            continue
-        if not info or info[0].lower() not in _CODE_LANGUAGES:
-            continue
-        body = "\n".join(lines[a + 1 : close]).encode("utf-8")
-        suffix = ".tsx" if info[0].lower() in ("tsx", "jsx") else ".ts"
-        for dotted in build_symbol_table(f"block{suffix}", body).spans:
-            names.add(dotted)
-            names.add(dotted.rsplit(".", 1)[-1])
+    for language, body, _ in _fenced_blocks(text):
+        if language in ("py", "python"):
+            names |= {name for name, _ in defined_in(body, "block.py")}
+        elif language in _CODE_LANGUAGES:
+            suffix = ".tsx" if language in ("tsx", "jsx") else ".ts"
+            for dotted in build_symbol_table(f"block{suffix}", body.encode("utf-8")).spans:
+                names.add(dotted)
+                names.add(dotted.rsplit(".", 1)[-1])
     return names
+
+
+# Fenced blocks of commands the reader runs on their own machine: the names in them are the
+# shell's, the system's or another tool's (a PowerShell cmdlet's output fields), not DSH's.
+_COMMAND_LANGUAGES = frozenset("sh bash zsh fish shell console terminal powershell pwsh ps1 cmd bat batch".split())
+_COMMAND_WORD_RE = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def used_in_command_blocks(text: str) -> dict[str, str]:
+    """The words the document's own fenced shell or PowerShell blocks use, each with the
+    block it is first in (`the powershell block at line 57`)."""
+    out: dict[str, str] = {}
+    for language, body, line in _fenced_blocks(text):
+        if language in _COMMAND_LANGUAGES:
+            for word in _COMMAND_WORD_RE.findall(body):
+                out.setdefault(word, f"the {language} block at line {line}")
+    return out
 
 
 def introduced(front_matter: dict) -> set[str]:

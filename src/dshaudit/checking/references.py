@@ -164,11 +164,17 @@ def check_references(
     absent: list[tuple[str, SourceLocation]],
     history: bool = True,
     own: Mapping[str, str] | None = None,
+    commands: Mapping[str, str] | None = None,
 ) -> list[Reference]:
     """Every checkable name and fragment of `items`, and every absence claim,
     at the snapshot's commit; in source order. Items that are not checked
     (module docstring) are left out. A name the document claims absent
-    (`absent: NAME`) is not looked up as a name: the claim itself is checked."""
+    (`absent: NAME`) is not looked up as a name: the claim itself is checked.
+    `commands`, given for a document not written for dshaudit: the words its own shell
+    blocks use. Such a document's names that occur nowhere in DSH but in those blocks are
+    the shell's (another tool's output fields), and its paths through a dot-folder the
+    tree does not hold there (`packages/app/.dsh/skills`) are places a run makes in a
+    user's project: neither is a claim about DSH's tree, and both are left out."""
     index = index_for(snapshot)
     at = snapshot.sha[:8]
     plans = _plans(items)
@@ -193,12 +199,16 @@ def check_references(
             found = _tree_path(plan.lookups[0], snapshot, plan.folder)
             if found is not None:
                 status, message = found
+                if status is ReferenceStatus.PHANTOM and commands is not None and _made_at_run_time(plan.lookups[0]):
+                    continue
                 if status is ReferenceStatus.PHANTOM:
                     status, message = _missing_path(plan.lookups[0], snapshot, message, history)
                 out.append(Reference(where, name.text, PATH, status, message))
             continue
         if plan.fragment is None:
             gone = [x for x in plan.lookups if not present[x]]
+            if gone and commands and all(x in commands for x in gone):
+                continue
             if gone:
                 missing[len(out)] = gone[0]
                 out.append(Reference(where, name.text, plan.kind, ReferenceStatus.PHANTOM, ""))
@@ -273,6 +283,12 @@ def _tree_path(path: str, snapshot: Snapshot, folder: str | None = None) -> tupl
     moved = [p for p in paths if p.endswith("/" + base)]
     hint = "" if not moved or len(moved) > MAX_SAME_NAME else "; a file of that name is at " + ", ".join(moved)
     return ReferenceStatus.PHANTOM, f"`{path}` is no file or folder at {at}{hint}"
+
+
+def _made_at_run_time(path: str) -> bool:
+    """Whether a path the tree lacks goes through a dot-folder below its root folder
+    (`packages/app/.dsh/skills`): a state or configuration folder a run makes."""
+    return any(part.startswith(".") and part not in (".", "..") for part in path.split("/")[1:-1])
 
 
 MAX_SAME_NAME = 3  # files of a missing path's name shown as where it may have moved

@@ -192,6 +192,13 @@ class _Work:
         """What the document's own repository defines."""
         return _own_definitions(self.document)
 
+    @cached_property
+    def commands(self) -> Mapping[str, str] | None:
+        """The words a document not written for dshaudit uses in its own shell blocks."""
+        from dshaudit.checking.mentions import used_in_command_blocks
+
+        return used_in_command_blocks(self.document.text) if self.document.pin is None else None
+
     def checked(self) -> list[tuple[Name, SourceLocation]]:
         """The names its check looks up in DSH."""
         from dshaudit.checking.references import checked_items
@@ -351,7 +358,7 @@ def _check_references(
     out: list[tuple[Pin, Reference]] = []
     for w in work:
         snapshot = repository().snapshot(w.pin.sha, w.pin.name)
-        found = check_references(w.items, snapshot, exempt=w.exempt, absent=w.absent, own=w.own)
+        found = check_references(w.items, snapshot, exempt=w.exempt, absent=w.absent, own=w.own, commands=w.commands)
         if w.document.pin is None:
             found = _beside_files(w.document, w.items, found, w.pin, snapshot, resolver, repository)
         out += [(w.pin, r) for r in found]
