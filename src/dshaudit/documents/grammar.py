@@ -222,9 +222,7 @@ def find_citations(text: str, web_url: str | None = None, link_base: str | None 
     A citation with a hidden character in it (see `hidden_character`) is found
     as if the character were not there, and carries a problem naming it."""
     found = list(_find_citations(text, web_url, link_base))
-    if text.isascii() and not _ASCII_HIDDEN_RE.search(text):
-        return found
-    hidden = {ch for ch in set(text) if hidden_character(ch)}
+    hidden = _hidden_in(text)
     if not hidden:
         return found
     where = [i for i, ch in enumerate(text) if ch not in hidden]
@@ -263,6 +261,61 @@ def find_citations(text: str, web_url: str | None = None, link_base: str | None 
     return sorted(found + flagged, key=lambda c: c.start)
 
 
+_SOURCE_ENDINGS = "|".join(sorted(SYMBOL_EXTENSIONS, key=len, reverse=True))
+# What some form needs beside its path, one of which every citation holds (a continuation
+# follows a citation): lines after a colon (`path:12`); a line fragment (`#L12`, a relative
+# link's too); a symbol after a source file's name (`a.ts#Name`, `a.ts:Name`, a pin
+# between); a line phrase (`(line 12)`, `, lines 10-20`, ` L10`, `（第 3 行）`); quoted code
+# (`` `path` (`text`) ``). Loose on purpose (no path asked for): they only have to say no
+# to text with none of them. Each starts with a literal, which the regular expression
+# engine looks for first: together they read a text faster than one alternation would.
+_FORM_NEEDS = tuple(
+    re.compile(p)
+    for p in (
+        r":\d",
+        r"#L\d",
+        rf"\.(?i:{_SOURCE_ENDINGS})(?:@[\w.\-]*)?[#:][A-Za-z_$]",
+        r"lines?[ \t]*\d",
+        r"L[ \t]*\d",
+        r"第[ \t]*\d",
+        r"`[ \t]*[(（][ \t]*`",
+    )
+)
+
+
+def may_hold_citation(text: str, web_url: str | None = None) -> bool:
+    """Whether `find_citations` may find a citation anywhere in `text`, known from one scan
+    for what each form needs (hidden characters, which it reads through, taken out first).
+    False means none; True means the grammar must look."""
+    hidden = _hidden_in(text)
+    return _holds_form_needs(text.translate(dict.fromkeys(map(ord, hidden))) if hidden else text, web_url)
+
+
+def _hidden_in(text: str) -> set[str]:
+    """The hidden characters (`hidden_character`) `text` holds."""
+    if text.isascii() and not _ASCII_HIDDEN_RE.search(text):
+        return set()
+    return {ch for ch in set(text) if hidden_character(ch)}
+
+
+def _holds_form_needs(text: str, web_url: str | None) -> bool:
+    """Whether `text` holds, as it is, what some citation form needs (`_FORM_NEEDS`, a permalink's start)."""
+    return any(need.search(text) for need in _FORM_NEEDS) or bool(
+        web_url and any(start in text for start in _permalink_starts(web_url))
+    )
+
+
+@lru_cache(maxsize=16)
+def _permalink_starts(web_url: str) -> tuple[str, ...]:
+    """What a permalink into `web_url` starts with (forms.permalink_re): a link to the
+    repository's issues or its front page is none."""
+    web = web_url.rstrip("/")
+    starts = tuple(f"{web}/{kind}/" for kind in ("blob", "raw", "tree"))
+    if web.startswith("https://github.com/"):
+        starts += ("https://raw.githubusercontent.com/" + web.removeprefix("https://github.com/") + "/",)
+    return starts
+
+
 # What every citation holds somewhere: a path with a slash inside it, or a known file
 # ending (`looks_like_path`); a permalink's `://`; a link's `](`; a line fragment's `#L`.
 # A chunk with none of them (most of a document's prose) holds no citation.
@@ -297,7 +350,7 @@ class _CodeSpans:
 # on each keystroke, and all of its chunks but one are as they were.
 @lru_cache(maxsize=4096)
 def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tuple[RawCitation, ...]:
-    if not _MAYBE_CITATION_RE.search(text):
+    if not _MAYBE_CITATION_RE.search(text) or not _holds_form_needs(text, web_url):
         return ()
     code = _CodeSpans(text)
     found: list[RawCitation] = []

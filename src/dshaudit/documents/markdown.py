@@ -11,7 +11,7 @@ from dataclasses import replace
 from dshaudit.core.model import Citation, Claim, SourceLocation
 from dshaudit.documents.blocks import prose_chunks
 from dshaudit.documents.claims import CLAIM_SPAN_RE, claims_in_text
-from dshaudit.documents.grammar import JOINED_RE, RawCitation, find_citations
+from dshaudit.documents.grammar import JOINED_RE, RawCitation, find_citations, may_hold_citation
 from dshaudit.documents.inference import Inferred, infer
 
 # No candidate anchors: what a citation that needs none is given.
@@ -50,7 +50,7 @@ def citations_in_markdown(
     (its relative links to lines are citations). `by_shape`: whether the shape of
     cited lines alone may make a citation suspect (Citation.by_shape)."""
     lines = text.split("\n")
-    if not _may_cite(lines, web_url, link_base):
+    if not _may_cite(text, lines, web_url, link_base):
         return []
     chunks, fences = prose_chunks(text, skip_lines)
     headings = [i for i, ln in enumerate(lines) if i >= skip_lines and _HEADING_RE.match(ln)]
@@ -157,25 +157,32 @@ def citations_in_markdown(
     return out
 
 
-def _may_cite(lines: list[str], web_url: str | None, link_base: str | None) -> bool:
+def _may_cite(text: str, lines: list[str], web_url: str | None, link_base: str | None) -> bool:
     """Whether the document may hold a citation, known without parsing its Markdown
     (most of a tree's documents cite nothing, and parsing is the costly part): each
     run of non-blank lines holds every prose chunk within it, code lines aside, and
     a citation the grammar finds in a chunk it finds in the run around it too (no
     form reaches across a line break in a way the lines around can undo); a line
     that may head a fence is read as that header is."""
+    if not may_hold_citation(text, web_url):
+        return False
     run: list[str] = []
     for line in [*lines, ""]:
         if line.strip():
             run.append(line)
             header = _FENCE_HEADER_RE.match(line)
-            if header and find_citations(line[header.end() :], web_url):
+            if header and _cites(line[header.end() :], web_url, None):
                 return True
             continue
-        if run and find_citations("\n".join(run), web_url, link_base):
+        if run and _cites("\n".join(run), web_url, link_base):
             return True
         run = []
     return False
+
+
+def _cites(text: str, web_url: str | None, link_base: str | None) -> bool:
+    """Whether the grammar finds a citation in `text`, asked only of text the cheap screen passes."""
+    return may_hold_citation(text, web_url) and bool(find_citations(text, web_url, link_base))
 
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}\s")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dshaudit.documents import markdown
+from dshaudit.documents import grammar, markdown
 
 WEB = "https://github.com/example/dsh"
 
@@ -52,12 +52,79 @@ def _without_screen(text: str) -> list:
 @example("```ts\n`\n```\nSee `pkg/a.ts:12` here.")
 @settings(max_examples=300)
 def test_a_document_the_screen_passes_over_holds_no_citation(text):
-    if not markdown._may_cite(text.split("\n"), WEB, "docs"):
+    if not markdown._may_cite(text, text.split("\n"), WEB, "docs"):
         assert _without_screen(text) == []
 
 
 def test_the_screen_passes_over_prose_without_citations():
     """It does pass over something: plain prose, code without a citation, a link to a page."""
     text = "Some prose.\n\n```ts\nconst x = 1;\n```\n\nSee [the guide](guide.md).\n"
-    assert not markdown._may_cite(text.split("\n"), WEB, "docs")
-    assert markdown._may_cite("Read pkg/a.ts:12 first.".split("\n"), WEB, "docs")
+    assert not markdown._may_cite(text, text.split("\n"), WEB, "docs")
+    read = "Read pkg/a.ts:12 first."
+    assert markdown._may_cite(read, read.split("\n"), WEB, "docs")
+
+
+# Pieces of every citation form and of text that looks like one, hidden characters and
+# full-width punctuation among them, joined in every order.
+_PIECES = [
+    " ",
+    "\n",
+    "\n\n",
+    "`",
+    "(",
+    ")",
+    "（",
+    "）",
+    ",",
+    ":",
+    "#",
+    "@",
+    "/",
+    ".",
+    "-",
+    "–",
+    "L",
+    "l",
+    "line",
+    "lines",
+    "第",
+    "行",
+    "12",
+    "3",
+    "pkg/a.ts",
+    "a.ts",
+    "b.tsx",
+    "c.md",
+    "x.json",
+    "Name",
+    "Class.member",
+    "rc7",
+    "to",
+    "\u200b",
+    "\u00ad",
+    "\x07",
+    "[t](",
+    "../src/a.ts",
+    f"{WEB}/blob/abc123/",
+    f"{WEB}/tree/main/",
+    "https://raw.githubusercontent.com/example/dsh/abc123/",
+]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join))
+@example("pkg/a.ts:1\u200b2")
+@example("`pkg/a.ts` (`run()`)")
+@example("pkg/a.ts（第 3–5 行）")
+@example("a.ts@rc7:Name")
+@settings(max_examples=500)
+def test_text_the_literal_screen_passes_over_holds_no_citation(text):
+    """`may_hold_citation` saying no means the grammar finds nothing, in any form."""
+    if not grammar.may_hold_citation(text, WEB):
+        assert grammar.find_citations(text, WEB, "docs") == []
+        assert grammar.find_citations(text, WEB) == []
+
+
+def test_the_literal_screen_says_no_to_prose_and_code_without_citations():
+    assert not grammar.may_hold_citation("Some prose about pkg/a.ts and `run()`.\n\nconst x = {a: 1};", WEB)
+    assert grammar.may_hold_citation("see pkg/a.ts (line 3)", WEB)
+    assert grammar.may_hold_citation(f"{WEB}/blob/abc123/pkg/a.ts", WEB)
