@@ -69,11 +69,17 @@ def stated_numbers(
         if stretch is not None and not c.problem:
             named.setdefault(stretch.start, set()).update(f for f in files if mentions(f, c.path))
     out = []
+    # The files' names, as one pattern: a document's stretches are thousands, the files a few.
+    by_name: dict[str, set[str]] = {}
+    for f in files:
+        by_name.setdefault(f.rsplit("/", 1)[-1], set()).add(f)
+    names = "|".join(re.escape(n) for n in sorted(by_name, key=len, reverse=True))
+    named_re = re.compile(rf"(?<![\w.-])({names})(?![\w-])") if names else None
     for stretch in outline.stretches:
         part = text[stretch.start : stretch.end]
-        here = named.get(stretch.start, set()) | {
-            f for f in files if re.search(rf"(?<![\w.-]){re.escape(f.rsplit('/', 1)[-1])}(?![\w-])", part)
-        }
+        here = set(named.get(stretch.start, set()))
+        if named_re is not None:
+            here.update(f for m in named_re.finditer(part) for f in by_name[m.group(1)])
         if not here:
             continue
         for m in _NUMBER_RE.finditer(part):
