@@ -7,7 +7,7 @@ decides its status: path, then range, then symbol anchor, then content anchor.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import accumulate
@@ -125,6 +125,30 @@ def _region_words(region: tuple[LineRange, ...]) -> str:
 
 
 _ANYWHERE = SourceLocation("", 0, 0)
+
+
+class _Declarations(Mapping[str, tuple[LineRange, ...]]):
+    """A cited file's declarations, parsed when a rule first asks for them: the rules of most
+    citations ask for none (a text that gives no name), and parsing is the costly part."""
+
+    def __init__(self, build: Callable[[], Mapping[str, tuple[LineRange, ...]]]):
+        self._build = build
+        self._spans: Mapping[str, tuple[LineRange, ...]] | None = None
+
+    @property
+    def _all(self) -> Mapping[str, tuple[LineRange, ...]]:
+        if self._spans is None:
+            self._spans = self._build()
+        return self._spans
+
+    def __getitem__(self, name: str) -> tuple[LineRange, ...]:
+        return self._all[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all)
+
+    def __len__(self) -> int:
+        return len(self._all)
 
 
 class Verifier:
@@ -324,7 +348,8 @@ class Verifier:
         """What the suspect rules read of one version of a cited file: its lines, its declarations
         (of a file tree-sitter reads), its words, and with `relevance` its words outside the imports."""
         code = path.rsplit(".", 1)[-1] in SYMBOL_FILE_ENDINGS
-        spans = declarations.symbol_table(path, blob, partial(self._read, snap, blob)).spans if code else {}
+        table = partial(declarations.symbol_table, path, blob, partial(self._read, snap, blob))
+        spans = _Declarations(lambda: table().spans) if code else {}
         prose = path.lower().endswith(PROSE_FILE_ENDINGS)
         return FileView(text.lines, spans, text.words(), prose, text.relevance() if relevance else None)
 

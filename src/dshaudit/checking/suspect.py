@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dshaudit.core.model import LineRange
@@ -30,7 +31,7 @@ class FileView:
     """What the suspect check needs of a cited file."""
 
     lines: list[str]
-    declarations: dict[str, tuple[LineRange, ...]]  # dotted name -> spans, doc comments included
+    declarations: Mapping[str, tuple[LineRange, ...]]  # dotted name -> spans, doc comments included
     words: WordIndex | None = None
     prose: bool = False  # Markdown or plain text
     relevance: WordIndex | None = None  # the words of its lines, import statements left out (relevance_index)
