@@ -312,7 +312,10 @@ class Verifier:
             missing = [a for a in citation.anchors if not any(squash(a) in part for part in parts)]
         if missing:
             return failed(Status.CONTENT_MISMATCH, self._mismatch_message(missing, region, text), region)
-        if citation.declared:
+        # Code that stands on the first cited line stands in the declaration holding that line,
+        # whichever it is: only code that does not needs the file's declarations parsed.
+        first = squash(text.lines[region[0].start - 1]) if citation.declared else ""
+        if citation.declared and not all(squash(d) in first for d in citation.declared):
             held = self._declaration_holding(snap, path, region, text)
             inside = squash(text.cited_text((held,)))
             absent = [d for d in citation.declared if squash(d) not in inside]

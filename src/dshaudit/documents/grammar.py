@@ -200,7 +200,7 @@ def relinked(link: str, start: int, end: int) -> str | None:
     return _LINE_FRAGMENT_RE.sub(f"#L{start}" if start == end else f"#L{start}-L{end}", link)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1 << 16)  # a character at a time: Chinese text alone has thousands
 def hidden_character(ch: str) -> bool:
     import unicodedata
 
@@ -222,7 +222,7 @@ def find_citations(text: str, web_url: str | None = None, link_base: str | None 
     A citation with a hidden character in it (see `hidden_character`) is found
     as if the character were not there, and carries a problem naming it."""
     found = list(_find_citations(text, web_url, link_base))
-    hidden = _hidden_in(text)
+    hidden = hidden_in(text)
     if not hidden:
         return found
     where = [i for i, ch in enumerate(text) if ch not in hidden]
@@ -287,18 +287,18 @@ def may_hold_citation(text: str, web_url: str | None = None) -> bool:
     """Whether `find_citations` may find a citation anywhere in `text`, known from one scan
     for what each form needs (hidden characters, which it reads through, taken out first).
     False means none; True means the grammar must look."""
-    hidden = _hidden_in(text)
-    return _holds_form_needs(text.translate(dict.fromkeys(map(ord, hidden))) if hidden else text, web_url)
+    hidden = hidden_in(text)
+    return holds_form_needs(text.translate(dict.fromkeys(map(ord, hidden))) if hidden else text, web_url)
 
 
-def _hidden_in(text: str) -> set[str]:
+def hidden_in(text: str) -> set[str]:
     """The hidden characters (`hidden_character`) `text` holds."""
     if text.isascii() and not _ASCII_HIDDEN_RE.search(text):
         return set()
     return {ch for ch in set(text) if hidden_character(ch)}
 
 
-def _holds_form_needs(text: str, web_url: str | None) -> bool:
+def holds_form_needs(text: str, web_url: str | None) -> bool:
     """Whether `text` holds, as it is, what some citation form needs (`_FORM_NEEDS`, a permalink's start)."""
     return any(need.search(text) for need in _FORM_NEEDS) or bool(
         web_url and any(start in text for start in _permalink_starts(web_url))
@@ -350,7 +350,7 @@ class _CodeSpans:
 # on each keystroke, and all of its chunks but one are as they were.
 @lru_cache(maxsize=4096)
 def _find_citations(text: str, web_url: str | None, link_base: str | None) -> tuple[RawCitation, ...]:
-    if not _MAYBE_CITATION_RE.search(text) or not _holds_form_needs(text, web_url):
+    if not _MAYBE_CITATION_RE.search(text) or not holds_form_needs(text, web_url):
         return ()
     code = _CodeSpans(text)
     found: list[RawCitation] = []

@@ -11,7 +11,14 @@ from dataclasses import replace
 from dshaudit.core.model import Citation, Claim, SourceLocation
 from dshaudit.documents.blocks import prose_chunks
 from dshaudit.documents.claims import CLAIM_SPAN_RE, claims_in_text
-from dshaudit.documents.grammar import JOINED_RE, RawCitation, find_citations, may_hold_citation
+from dshaudit.documents.grammar import (
+    JOINED_RE,
+    RawCitation,
+    find_citations,
+    hidden_in,
+    holds_form_needs,
+    may_hold_citation,
+)
 from dshaudit.documents.inference import Inferred, infer
 
 # No candidate anchors: what a citation that needs none is given.
@@ -166,23 +173,27 @@ def _may_cite(text: str, lines: list[str], web_url: str | None, link_base: str |
     that may head a fence is read as that header is."""
     if not may_hold_citation(text, web_url):
         return False
+    # Without hidden characters in the document, none is in a run of its lines either.
+    hidden = bool(hidden_in(text))
     run: list[str] = []
     for line in [*lines, ""]:
         if line.strip():
             run.append(line)
             header = _FENCE_HEADER_RE.match(line)
-            if header and _cites(line[header.end() :], web_url, None):
+            if header and _cites(line[header.end() :], web_url, None, hidden):
                 return True
             continue
-        if run and _cites("\n".join(run), web_url, link_base):
+        if run and _cites("\n".join(run), web_url, link_base, hidden):
             return True
         run = []
     return False
 
 
-def _cites(text: str, web_url: str | None, link_base: str | None) -> bool:
-    """Whether the grammar finds a citation in `text`, asked only of text the cheap screen passes."""
-    return may_hold_citation(text, web_url) and bool(find_citations(text, web_url, link_base))
+def _cites(text: str, web_url: str | None, link_base: str | None, hidden: bool) -> bool:
+    """Whether the grammar finds a citation in `text`, asked only of text the cheap screen passes
+    (`hidden`: whether the document holds hidden characters, which the screen reads through)."""
+    screened = may_hold_citation(text, web_url) if hidden else holds_form_needs(text, web_url)
+    return screened and bool(find_citations(text, web_url, link_base))
 
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}\s")

@@ -232,6 +232,9 @@ def test_lines_outside_the_cited_symbol_are_reported_with_its_span(verifier, pin
 def test_code_quoted_beside_a_citation_must_be_in_the_declaration_holding_it(verifier, pin):
     held = verifier.verify(cite(REGISTRY_PATH, (9, 9), declared=("this.factory = factory",)), pin, "v1")
     assert held.status is Status.OK
+    # On another line of the declaration that holds the cited one: found there by its span.
+    inside = verifier.verify(cite(REGISTRY_PATH, (8, 8), declared=("this.factory = factory",)), pin, "v1")
+    assert inside.status is Status.OK
     other = verifier.verify(cite(REGISTRY_PATH, (9, 9), declared=("this.factory = undefined",)), pin, "v1")
     assert other.status is Status.CONTENT_MISMATCH
     assert other.message == (
