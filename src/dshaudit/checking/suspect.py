@@ -373,8 +373,13 @@ def _suspect_words(words: tuple[str, ...], region: tuple[LineRange, ...], view: 
     def weigh(ws: set[str]) -> float:
         return sum(index.weight(w) for w in ws)
 
+    # No window can score more than all the words together: cited lines that already hold more than
+    # WORD_MAX_SHARE of that are kept whatever the windows hold, and none is scored.
+    on_lines = held(0)
+    if weigh(on_lines) > WORD_MAX_SHARE * weigh(set(stems)):
+        return None
     below = _block_below(view.lines, hi)
-    here = held(0) | {
+    here = on_lines | {
         w
         for w in stems
         if any(index.present(w, d.start, d.end) for d in _enclosing_docs(region, view) + ([below] if below else []))
