@@ -287,15 +287,31 @@ def may_hold_citation(text: str, web_url: str | None = None) -> bool:
     """Whether `find_citations` may find a citation anywhere in `text`, known from one scan
     for what each form needs (hidden characters, which it reads through, taken out first).
     False means none; True means the grammar must look."""
-    hidden = hidden_in(text)
-    return holds_form_needs(text.translate(dict.fromkeys(map(ord, hidden))) if hidden else text, web_url)
+    return holds_form_needs(without_hidden(text), web_url)
 
 
 def hidden_in(text: str) -> set[str]:
     """The hidden characters (`hidden_character`) `text` holds."""
     if text.isascii() and not _ASCII_HIDDEN_RE.search(text):
         return set()
-    return {ch for ch in set(text) if hidden_character(ch)}
+    unknown = set(text) - _SEEN_VISIBLE
+    hidden = {ch for ch in unknown if hidden_character(ch)}
+    if len(_SEEN_VISIBLE) < _SEEN_VISIBLE_LIMIT:
+        _SEEN_VISIBLE.update(unknown - hidden)
+    return hidden
+
+
+# The characters found visible so far: a document's characters less these are the few to ask
+# about (a Chinese document has thousands, most of them in the documents before it). Bounded,
+# for a document made of every character there is.
+_SEEN_VISIBLE: set[str] = set()
+_SEEN_VISIBLE_LIMIT = 1 << 16
+
+
+def without_hidden(text: str) -> str:
+    """`text` with its hidden characters taken out."""
+    hidden = hidden_in(text)
+    return text.translate(dict.fromkeys(map(ord, hidden))) if hidden else text
 
 
 def holds_form_needs(text: str, web_url: str | None) -> bool:

@@ -15,9 +15,9 @@ from dshaudit.documents.grammar import (
     JOINED_RE,
     RawCitation,
     find_citations,
-    hidden_in,
     holds_form_needs,
     may_hold_citation,
+    without_hidden,
 )
 from dshaudit.documents.inference import Inferred, infer
 
@@ -171,10 +171,11 @@ def _may_cite(text: str, lines: list[str], web_url: str | None, link_base: str |
     a citation the grammar finds in a chunk it finds in the run around it too (no
     form reaches across a line break in a way the lines around can undo); a line
     that may head a fence is read as that header is."""
-    if not may_hold_citation(text, web_url):
+    clean = without_hidden(text)
+    if not holds_form_needs(clean, web_url):
         return False
     # Without hidden characters in the document, none is in a run of its lines either.
-    hidden = bool(hidden_in(text))
+    hidden = clean is not text
     run: list[str] = []
     for line in [*lines, ""]:
         if line.strip():
