@@ -567,6 +567,56 @@ def test_a_permalink_whose_lines_hold_other_code_names_where_its_description_is(
     assert later[1]["status"] == "moved_since" and "bridge.ts:7-10 at later" in later[1]["message"]
 
 
+# A workflow whose `grid:` block says which runtimes a job runs on; the job's steps come after it.
+WORKFLOW = """jobs:
+  lint:
+    runs-on: box
+    steps:
+      - run: make lint
+  runtimes:
+    strategy:
+      grid:
+        include:
+          - runtime: '20'
+          - runtime: '22'
+    steps:
+      - uses: setup@v1
+        with:
+          version: ${{ grid.runtime }}
+      - run: make check
+  docs:
+    runs-on: box
+    steps:
+      - run: make docs
+"""
+
+
+@pytest.mark.parametrize(
+    "lines, status",
+    [
+        ("L8-L12", "ok"),  # the `grid:` block itself
+        ("L7-L13", "ok"),  # around it
+        ("L13-L18", "suspect"),  # the steps after it, and the next job: the grid is named, not cited
+        ("L2-L6", "suspect"),  # another job
+    ],
+)
+def test_a_key_a_description_names_must_be_among_the_cited_lines(
+    workspace, fixture_repo, tmp_path, monkeypatch, lines, status
+):
+    """In a YAML or JSON file, a key the link text names by a word of its own is what it describes:
+    cited lines apart from each of that key's blocks are suspect, and its block is offered instead."""
+    shas = extend_fixture(workspace, fixture_repo, tmp_path, monkeypatch, ("ci", {".ci/workflow.yml": WORKFLOW}))
+    link = f"{WEB}/blob/{shas['ci']}/.ci/workflow.yml#{lines}"
+    (workspace / "findings" / "f.md").write_text(f"- [Runtime test grid]({link})\n")
+    run = run_cli("check", "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    (got,) = run.json["citations"]
+    assert got["status"] == status, got["message"]
+    if status == "suspect":
+        assert "names `grid`, the key of lines 8-11" in got["message"]
+        assert got["suggested"] == "8-11"
+
+
 def test_a_document_whose_permalinks_agree_has_its_names_checked_at_that_commit(workspace, fixture_repo):
     v1, v2 = fixture_repo.shas["v1"], fixture_repo.shas["v2"]
     page = workspace / "findings" / "f.md"

@@ -63,6 +63,7 @@ WRONG_AT_HOME = {
     ("docs/en/integrations/acp-permission-request-ui.md", 144): "268-284",
     ("docs/en/troubleshooting/code-mode-skill-context.md", 146): "1621-1639",
     ("docs/en/troubleshooting/stuck-tool-cancellation.md", 155): "2534-2549",
+    ("docs/en/troubleshooting/http2-invalid-session.md", 150): "270-279",
 }
 
 

@@ -33,6 +33,7 @@ SYMBOL_FILE_ENDINGS = frozenset({"ts", "tsx", "mts", "cts", "js", "jsx", "mjs", 
 
 
 PROSE_FILE_ENDINGS = MARKDOWN_ENDINGS + (".txt", ".rst")  # their brackets are the prose's
+STRUCTURED_FILE_ENDINGS = (".yml", ".yaml", ".json", ".jsonc", ".json5")  # keys name their blocks
 
 
 @dataclass
@@ -354,7 +355,8 @@ class Verifier:
         table = partial(declarations.symbol_table, path, blob, partial(self._read, snap, blob))
         spans = _Declarations(lambda: table().spans) if code else {}
         prose = path.lower().endswith(PROSE_FILE_ENDINGS)
-        return FileView(text.lines, spans, text.words(), prose, text.relevance() if relevance else None)
+        structured = path.lower().endswith(STRUCTURED_FILE_ENDINGS)
+        return FileView(text.lines, spans, text.words(), prose, text.relevance() if relevance else None, structured)
 
     def _time_travel(self, citation: Citation, snap: Snapshot, path: str, region: tuple[LineRange, ...]) -> str:
         """Where the numbers of a citation that does not hold were right: the nearest version of its

@@ -35,6 +35,7 @@ class FileView:
     words: WordIndex | None = None
     prose: bool = False  # Markdown or plain text
     relevance: WordIndex | None = None  # the words of its lines, import statements left out (relevance_index)
+    structured: bool = False  # YAML or JSON: its keys name its blocks
     # The best place found for a description's words (_best_place), by words and cited lines: the
     # suspect check and the lines it suggests instead ask for it in turn.
     places: dict = field(default_factory=dict, compare=False, repr=False)
@@ -66,6 +67,10 @@ def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView, b
         said = "; ".join(f"`{name}` is {where}" for name, where in elsewhere[:3])
         return f"the lines cited hold none of the names the text gives them: {said}"
     if not by_shape:
+        if view.structured and (named := _named_key(inferred.words, region, view)):
+            key, blocks = named
+            shown = ", ".join(f"{b.start}-{b.end}" for b in blocks[:3])
+            return f"its description names `{key}`, the key of lines {shown}, none of them cited"
         return _suspect_relevance(inferred.words, region, view) if view.relevance and view.words else None
     return (
         _suspect_shape(region, view)
@@ -471,12 +476,16 @@ def _suspect_relevance(words: tuple[str, ...], region: tuple[LineRange, ...], vi
 
 def described_place(inferred: Inferred, region: tuple[LineRange, ...], view: FileView) -> LineRange | None:
     """Where the file holds what the text describes, when the cited lines do not: the declaration
-    of a name the text gives them, else the stretch its description's words match clearly better."""
+    of a name the text gives them, else the block of a key its description names, else the
+    stretch its description's words match clearly better."""
     for name in inferred.names:
         last = name.rsplit(".", 1)[-1].removesuffix("()")
         declared = view.declarations.get(name) or view.declarations.get(last) or _member_declared(name, view)
         if declared and _where(name, region, view):
             return declared[0]
+    if view.structured and (named := _named_key(inferred.words, region, view)):
+        lo = min(r.start for r in region)
+        return min(named[1], key=lambda b: abs(b.start - lo))  # the nearest of the key's blocks
     found = _best_place(inferred.words, region, view) if view.relevance is not None and view.words else None
     return found[0] if found else None
 
@@ -531,6 +540,48 @@ def _find_best_place(
         return None
     first = min(n for w in there for n in index.lines_of[w] if start <= n <= start + size)
     return LineRange(first, min(first + size, index.size)), there
+
+
+# A key of a YAML or JSON file that opens a block: nothing after its colon but a bracket or a comment.
+_BLOCK_KEY_RE = re.compile(r"""^(\s*)(?:-\s+)?["']?([A-Za-z_][\w-]*)["']?\s*:\s*[{\[]?\s*(?:#.*)?$""")
+
+
+def _named_key(
+    words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView
+) -> tuple[str, list[LineRange]] | None:
+    """A key of a structured file that the description names by a word of its own (`matrix` in
+    "compatibility matrix"), whose blocks (a few at most: a key in many places is a common word of
+    the file) all stand apart from the cited lines; with those blocks. None when each key the
+    description names has a block the cited lines reach into, or it names none: the lines then
+    hold at least part of what it describes."""
+    wanted = set(words)
+    blocks: dict[str, list[LineRange]] = {}
+    for k, line in enumerate(view.lines, start=1):
+        m = _BLOCK_KEY_RE.match(line)
+        if m and len(m.group(2)) >= 3 and word_stem(m.group(2).lower()) in wanted:
+            blocks.setdefault(m.group(2), []).append(_key_block(view.lines, k, len(m.group(1))))
+    named = {key: spans for key, spans in blocks.items() if len(spans) <= MAX_OTHER_PLACES}
+    if not named:
+        return None
+    if any(b.start <= r.end and r.start <= b.end for spans in named.values() for b in spans for r in region):
+        return None
+    key = min(named, key=lambda k: (len(named[k]), named[k][0].start))
+    return key, named[key]
+
+
+def _key_block(lines: list[str], k: int, indent: int) -> LineRange:
+    """The key on line `k` and the lines below it indented deeper (a JSON block's closing bracket too)."""
+    end = k
+    for n in range(k + 1, len(lines) + 1):
+        line = lines[n - 1]
+        if not line.strip():
+            continue
+        if len(line) - len(line.lstrip()) <= indent:
+            if line.lstrip().startswith(("}", "]")) and len(line) - len(line.lstrip()) == indent:
+                end = n
+            break
+        end = n
+    return LineRange(k, end)
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_$][\w$]*")
