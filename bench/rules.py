@@ -95,6 +95,7 @@ REFERENCES = "dshaudit.checking.references"
 RULES = (
     Rule("block", "the block a `// path:12` line heads", ((SUSPECT, "_suspect_block"),)),
     Rule("names", "names on other lines", ((SUSPECT, "_where"),)),
+    Rule("keys", "a key the description names (YAML, JSON)", ((SUSPECT, "_suspect_key"),)),
     Rule("relevance", "relevance (not written for dshaudit)", ((SUSPECT, "_suspect_relevance"),)),
     Rule("shape", "shape (written for dshaudit)", ((SUSPECT, "_suspect_shape"),)),
     Rule("midsentence", "sentences begun above", ((SUSPECT, "_suspect_midsentence"),)),
@@ -133,7 +134,7 @@ RULES = (
     ),
 )
 # The citation rules `suspect` asks in turn: the first to return a message decides the citation.
-SUSPECT_RULES = ("block", "relevance", "shape", "midsentence", "words")
+SUSPECT_RULES = ("block", "keys", "relevance", "shape", "midsentence", "words")
 
 
 # -- measuring, in the child process -------------------------------------------------

@@ -67,11 +67,8 @@ def suspect(inferred: Inferred, region: tuple[LineRange, ...], view: FileView, b
         said = "; ".join(f"`{name}` is {where}" for name, where in elsewhere[:3])
         return f"the lines cited hold none of the names the text gives them: {said}"
     if not by_shape:
-        if view.structured and (named := _named_key(inferred.words, region, view)):
-            key, blocks = named
-            shown = ", ".join(f"{b.start}-{b.end}" for b in blocks[:3])
-            return f"its description names `{key}`, the key of lines {shown}, none of them cited"
-        return _suspect_relevance(inferred.words, region, view) if view.relevance and view.words else None
+        keyed = _suspect_key(inferred.words, region, view) if view.structured else None
+        return keyed or (_suspect_relevance(inferred.words, region, view) if view.relevance and view.words else None)
     return (
         _suspect_shape(region, view)
         or _suspect_midsentence(inferred.words, region, view)
@@ -544,6 +541,17 @@ def _find_best_place(
 
 # A key of a YAML or JSON file that opens a block: nothing after its colon but a bracket or a comment.
 _BLOCK_KEY_RE = re.compile(r"""^(\s*)(?:-\s+)?["']?([A-Za-z_][\w-]*)["']?\s*:\s*[{\[]?\s*(?:#.*)?$""")
+
+
+def _suspect_key(words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView) -> str | None:
+    """Whether the description names a key of the structured file whose blocks all stand apart
+    from the cited lines (`_named_key`)."""
+    named = _named_key(words, region, view)
+    if named is None:
+        return None
+    key, blocks = named
+    shown = ", ".join(f"{b.start}-{b.end}" for b in blocks[:3])
+    return f"its description names `{key}`, the key of lines {shown}, none of them cited"
 
 
 def _named_key(
