@@ -573,7 +573,7 @@ WORKFLOW = """jobs:
     runs-on: box
     steps:
       - run: make lint
-  runtimes:
+  checks:
     strategy:
       grid:
         include:
@@ -826,6 +826,26 @@ def test_numbers_read_from_another_version_of_the_file_are_traced_to_it(workspac
     assert (
         f"these numbers match the file from {shas['bridged'][:12]} until {shas['grown'][:12]}, the commit cited"
     ) in got["message"]
+
+
+def test_a_range_past_the_end_is_traced_to_a_longer_version(workspace, fixture_repo, tmp_path, monkeypatch):
+    """The link names `trimmed`, where the helpers went; its range is the file as `bridged` had it."""
+    shas = extend_fixture(
+        workspace,
+        fixture_repo,
+        tmp_path,
+        monkeypatch,
+        ("bridged", {"packages/acp/src/bridge.ts": BRIDGE}),
+        ("trimmed", {"packages/acp/src/bridge.ts": BRIDGE.split("\nexport function helper0")[0]}),
+    )
+    length = BRIDGE.count("\n")
+    link = f"{WEB}/blob/{shas['trimmed']}/packages/acp/src/bridge.ts#L1-L{length}"
+    (workspace / "findings" / "f.md").write_text(f"- [Prompt, permission and client wiring]({link})\n")
+    run = run_cli("check", "--format", "json")
+    assert run.exit_code == 1, run.stderr
+    (got,) = run.json["citations"]
+    assert got["status"] == "out_of_range", got["message"]
+    assert f"these numbers match the file from {shas['bridged'][:12]} until {shas['trimmed'][:12]}" in got["message"]
 
 
 def test_anchor_offers_the_lines_a_suspect_permalink_s_text_describes(workspace, fixture_repo, tmp_path, monkeypatch):

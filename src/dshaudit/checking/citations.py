@@ -287,7 +287,11 @@ class Verifier:
         for r in citation.lines:
             if r.end > n:
                 what = f"line {r.start} is" if r.start == r.end else f"range {r} ends"
-                return failed(Status.OUT_OF_RANGE, f"{what} past the end of the file ({n} lines at {pin.name})")
+                said = f"{what} past the end of the file ({n} lines at {pin.name})"
+                if not citation.by_shape and citation.is_permalink:
+                    # Numbers read from a longer version of the file, as a suspect citation's may be.
+                    said += self._time_travel(citation, snap, path, citation.lines)
+                return failed(Status.OUT_OF_RANGE, said)
         region = citation.lines
         if citation.symbol:
             table = self.symbols(snap, path)

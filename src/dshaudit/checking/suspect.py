@@ -562,7 +562,7 @@ def _named_key(
     the file) all stand apart from the cited lines; with those blocks. None when each key the
     description names has a block the cited lines reach into, or it names none: the lines then
     hold at least part of what it describes."""
-    wanted = set(words)
+    wanted = {word_stem(w) for w in words}  # written as they are; a key is compared by its stem
     blocks: dict[str, list[LineRange]] = {}
     for k, line in enumerate(view.lines, start=1):
         m = _BLOCK_KEY_RE.match(line)
