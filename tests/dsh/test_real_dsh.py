@@ -104,6 +104,58 @@ def test_shifted_lines_are_caught(audit_copy):
     assert caught / len(expected) >= 0.95, missed[:20]
 
 
+# A citation in backticks and the anchors after it: `path:12` → `a` + `b`, over lines too.
+_ANCHORED_RE = re.compile(r"(`[^`\n]+`)(\s*(?:→|->)\s*`[^`]*`(?:\s*\+\s*`[^`]*`)*)")
+
+
+def _without_anchors(folder: Path, shifted: bool) -> list[tuple[str, int, int]]:
+    """Every findings file with its anchors' text deleted (their newlines kept, so every citation
+    keeps its line), and with `shifted` its lines moved by SHIFT too; the citations so stripped,
+    keyed as `_by_line_rank` keys them."""
+    stripped = []
+    for path in collect_markdown([folder / "findings"]):
+        text = path.read_text(encoding="utf-8")
+        f = load_findings_file(path)
+        anchored = {(c.source.line, c.source.column) for c in f.citations if c.anchors and c.lines and not c.quoted}
+        ranked = _by_line_rank(f.citations, lambda c, f=f: (f.path, c.source.line, c.source.column))
+        where = {(c.source.line, c.source.column): key for key, c in ranked.items()}
+        starts = [0]
+        for line in text.split("\n"):
+            starts.append(starts[-1] + len(line) + 1)
+
+        def strip(m: re.Match, starts: list[int] = starts, anchored: set = anchored, where: dict = where) -> str:
+            line = next(n for n, start in enumerate(starts) if start > m.start())
+            column = m.start() - starts[line - 1] + 2  # 1-based, inside the backtick
+            if (line, column) not in anchored:
+                return m.group()
+            stripped.append(where[(line, column)])
+            cited = re.sub(r":[\d,\-–]+", _shift, m.group(1), count=1) if shifted else m.group(1)
+            return cited + re.sub(r"[^\n]", "", m.group(2))
+
+        path.write_text(_ANCHORED_RE.sub(strip, text), encoding="utf-8")
+    return stripped
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+def test_findings_without_their_anchors_stay_clean_and_moved_lines_are_caught(audit_copy, shifted):
+    """With every content anchor's text deleted, the text around a citation is all that says what
+    it cites: at most 2% of the citations are flagged where they stand, and when their lines are
+    also shifted by SHIFT, at least half are caught."""
+    stripped = _without_anchors(audit_copy, shifted)
+    assert len(stripped) >= 500
+    doc = run_cli("check", "--format", "json").json
+    by_key = _by_line_rank(
+        doc["citations"], lambda c: (c["source"]["file"], c["source"]["line"], c["source"]["column"])
+    )
+    flagged = [k for k in stripped if by_key[k]["status"] != "ok"]
+    share = len(flagged) / len(stripped)
+    print(f"anchors deleted{', lines shifted' if shifted else ''}: {len(flagged)}/{len(stripped)} ({share:.1%})")
+    if shifted:
+        assert share >= 0.5
+    else:
+        assert share <= 0.02, [(k, by_key[k]["status"], by_key[k]["message"][:80]) for k in flagged[:10]]
+
+
 def test_missing_paths_are_caught(audit_copy):
     def rename(c):
         if not c.has_anchor:
