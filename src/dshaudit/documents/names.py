@@ -35,7 +35,11 @@ _DOTTED_RE = re.compile(r"(?<![\w.$/@-])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(
 _STRING_RE = re.compile(
     r"""(?<![\w'"])(['"])([^'"\n]{1,60}?)\1(?![\w'"])|“([^”\n]{1,80})”|‘([^’\n]{1,60})’|「([^」\n]{1,80})」"""
 )
-_WORD_RE = re.compile(r"(?<![\w$.@/-])[A-Za-z_$][\w$]*(?![\w$/@-])")
+# A word that may pass `is_identifier_like`: an underscore or `$` in it, or a character after its
+# first that may be a capital (ASCII ones, and any letter outside ASCII). Most of a document's words
+# are plain ones, and the pattern passes over them without a Python call for each.
+_MAYBE_IDENTIFIER = r"(?=[\w$]*[_$]|[A-Za-z_$][\w$]*[^\W_a-z0-9])"
+_WORD_RE = re.compile(rf"(?<![\w$.@/-]){_MAYBE_IDENTIFIER}[A-Za-z_$][\w$]*(?![\w$/@-])")
 URL_RE = re.compile(r"\bhttps?://\S+")  # an address: its words are not names
 # Emphasis written with underscores (`_Official screenshot_`, `__note__`): the underscores are
 # markup, not the first and last characters of a name. One that opens a run of text and one

@@ -61,3 +61,41 @@ def test_names_never_overlap_and_point_into_the_text(text):
         assert a.end <= b.start
     for n in names:
         assert 0 <= n.start < n.end <= len(text)
+
+
+# Words of every shape the screen tells apart: plain, capitalised, inner capitals, underscores,
+# `$`, digits, letters outside ASCII (a capital among them), and what stands around words.
+_WORD_PIECES = [
+    "plain",
+    "Word",
+    "setFactory",
+    "HTTP",
+    "snake_case",
+    "$x",
+    "_x",
+    "x1",
+    "naïve",
+    "fooÄbar",
+    "É",
+    "ß",
+    " ",
+    ".",
+    "/",
+    "-",
+    "@",
+    "`",
+    "\n",
+    "_",
+]
+
+
+@given(st.lists(st.sampled_from(_WORD_PIECES), max_size=12).map("".join))
+def test_the_word_screen_passes_over_no_identifier(text):
+    """The pattern's screen finds the identifiers that every word tried one by one would."""
+    import re
+
+    from dshaudit.documents import names
+
+    plain = re.compile(r"(?<![\w$.@/-])[A-Za-z_$][\w$]*(?![\w$/@-])")
+    everyone = [m.span() for m in plain.finditer(text) if is_identifier_like(m.group(0))]
+    assert [m.span() for m in names._WORD_RE.finditer(text) if is_identifier_like(m.group(0))] == everyone
