@@ -805,22 +805,34 @@ def test_an_unanchored_citation_whose_lines_were_edited_is_followed_to_where_its
     assert "most of their text is at packages/store/src/schema.ts:6-10 at edited" in changed["message"]
 
 
-def test_numbers_read_from_another_version_of_the_file_are_traced_to_it(workspace, fixture_repo, tmp_path, monkeypatch):
-    """The link names `grown`, where ten lines came above the code; its numbers are those of `bridged`."""
+def _bridge_link_checked(
+    workspace, fixture_repo, tmp_path, monkeypatch, later: tuple[str, str], lines: str, text: str
+) -> tuple[dict[str, str], dict]:
+    """The bridge at `bridged`, then as `later` has it; one link at `later` to `lines`, with
+    `text`, checked: the commits and the citation's verdict."""
+    name, content = later
     shas = extend_fixture(
         workspace,
         fixture_repo,
         tmp_path,
         monkeypatch,
         ("bridged", {"packages/acp/src/bridge.ts": BRIDGE}),
-        ("grown", {"packages/acp/src/bridge.ts": "".join(f"// note {n}\n" for n in range(10)) + BRIDGE}),
+        (name, {"packages/acp/src/bridge.ts": content}),
     )
-    page = workspace / "findings" / "f.md"
-    link = f"{WEB}/blob/{shas['grown']}/packages/acp/src/bridge.ts"
-    page.write_text(f"- [Permission choices for the client]({link}#L6-L8)\n")
+    link = f"{WEB}/blob/{shas[name]}/packages/acp/src/bridge.ts#{lines}"
+    (workspace / "findings" / "f.md").write_text(f"- [{text}]({link})\n")
     run = run_cli("check", "--format", "json")
     assert run.exit_code in (0, 1), run.stderr
     (got,) = run.json["citations"]
+    return shas, got
+
+
+def test_numbers_read_from_another_version_of_the_file_are_traced_to_it(workspace, fixture_repo, tmp_path, monkeypatch):
+    """The link names `grown`, where ten lines came above the code; its numbers are those of `bridged`."""
+    grown = "".join(f"// note {n}\n" for n in range(10)) + BRIDGE
+    shas, got = _bridge_link_checked(
+        workspace, fixture_repo, tmp_path, monkeypatch, ("grown", grown), "L6-L8", "Permission choices for the client"
+    )
     assert got["status"] == "suspect", got["message"]
     assert "match lines 16-18" in got["message"]
     assert (
@@ -830,20 +842,17 @@ def test_numbers_read_from_another_version_of_the_file_are_traced_to_it(workspac
 
 def test_a_range_past_the_end_is_traced_to_a_longer_version(workspace, fixture_repo, tmp_path, monkeypatch):
     """The link names `trimmed`, where the helpers went; its range is the file as `bridged` had it."""
-    shas = extend_fixture(
+    trimmed = BRIDGE.split("\nexport function helper0")[0]
+    lines = f"L1-L{BRIDGE.count(chr(10))}"
+    shas, got = _bridge_link_checked(
         workspace,
         fixture_repo,
         tmp_path,
         monkeypatch,
-        ("bridged", {"packages/acp/src/bridge.ts": BRIDGE}),
-        ("trimmed", {"packages/acp/src/bridge.ts": BRIDGE.split("\nexport function helper0")[0]}),
+        ("trimmed", trimmed),
+        lines,
+        "Prompt, permission and client wiring",
     )
-    length = BRIDGE.count("\n")
-    link = f"{WEB}/blob/{shas['trimmed']}/packages/acp/src/bridge.ts#L1-L{length}"
-    (workspace / "findings" / "f.md").write_text(f"- [Prompt, permission and client wiring]({link})\n")
-    run = run_cli("check", "--format", "json")
-    assert run.exit_code == 1, run.stderr
-    (got,) = run.json["citations"]
     assert got["status"] == "out_of_range", got["message"]
     assert f"these numbers match the file from {shas['bridged'][:12]} until {shas['trimmed'][:12]}" in got["message"]
 
