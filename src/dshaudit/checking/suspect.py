@@ -563,12 +563,17 @@ def _named_key(
     description names has a block the cited lines reach into, or it names none: the lines then
     hold at least part of what it describes."""
     wanted = {word_stem(w) for w in words}  # written as they are; a key is compared by its stem
-    blocks: dict[str, list[LineRange]] = {}
+    heads: dict[str, list[tuple[int, int]]] = {}  # key -> (line, indent) of each place it opens a block
     for k, line in enumerate(view.lines, start=1):
         m = _BLOCK_KEY_RE.match(line)
         if m and len(m.group(2)) >= 3 and word_stem(m.group(2).lower()) in wanted:
-            blocks.setdefault(m.group(2), []).append(_key_block(view.lines, k, len(m.group(1))))
-    named = {key: spans for key, spans in blocks.items() if len(spans) <= MAX_OTHER_PLACES}
+            heads.setdefault(m.group(2), []).append((k, len(m.group(1))))
+    # Blocks are measured for the keys in few places only: a lockfile repeats a key thousands of times.
+    named = {
+        key: [_key_block(view.lines, k, indent) for k, indent in places]
+        for key, places in heads.items()
+        if len(places) <= MAX_OTHER_PLACES
+    }
     if not named:
         return None
     if any(b.start <= r.end and r.start <= b.end for spans in named.values() for b in spans for r in region):

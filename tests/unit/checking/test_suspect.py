@@ -300,3 +300,24 @@ def test_a_dotted_call_names_the_member_declared_in_its_owner():
     )
     said = suspect(Inferred(("session.cancel",), (), ()), (LineRange(20, 23),), view)
     assert said is not None and "`session.cancel` is declared at lines 15-17" in said
+
+
+def test_a_key_in_many_places_is_a_common_word_and_its_blocks_are_not_measured(monkeypatch):
+    """A lockfile repeats `dependencies` in every entry: the key names nothing in particular,
+    and measuring each of its thousands of blocks would be quadratic in the file."""
+    import dshaudit.checking.suspect as suspect_module
+
+    lines = []
+    for n in range(1000):
+        lines += [f'  "pkg{n}": {{', '    "dependencies": {', '      "x": "1"', "    }", "  },"]
+    lines += ['  "engines": {', '    "node": ">=22"', "  }"]
+    measured = []
+    real = suspect_module._key_block
+    monkeypatch.setattr(suspect_module, "_key_block", lambda *a: measured.append(a) or real(*a))
+    view = FileView(lines, {}, WordIndex(lines), False, None, True)
+    common = Inferred((), (), ("dependencies",))
+    assert suspect(common, (LineRange(10, 12),), view, by_shape=False) is None
+    assert measured == []
+    rare = Inferred((), (), ("engines",))
+    assert "names `engines`, the key of lines 5001-5003" in suspect(rare, (LineRange(10, 12),), view, by_shape=False)
+    assert len(measured) == 1
