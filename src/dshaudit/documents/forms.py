@@ -5,6 +5,7 @@ code, a permalink, a link's line fragment."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from dshaudit.documents.paths import SEGMENT
 
@@ -68,11 +69,19 @@ def permalink_re(web_url: str) -> re.Pattern[str]:
 
 
 def may_hold_permalink(text: str, web_url: str) -> bool:
-    """Whether `text` holds one of the addresses `permalink_re` starts with: a cheap test
-    that spares the pattern a scan of text with no link into DSH."""
+    """Whether `text` holds the start of an address `permalink_re` reads (a link to the
+    repository's issues or its front page is none): a cheap test that spares the pattern
+    a scan of text with no permalink into DSH."""
+    return any(start in text for start in _permalink_starts(web_url))
+
+
+@lru_cache(maxsize=16)
+def _permalink_starts(web_url: str) -> tuple[str, ...]:
     web = web_url.rstrip("/")
-    raw = "raw.githubusercontent.com/" + web.removeprefix("https://github.com/")
-    return web in text or (web.startswith("https://github.com/") and raw in text)
+    starts = tuple(f"{web}/{kind}/" for kind in ("blob", "raw", "tree"))
+    if web.startswith("https://github.com/"):
+        starts += ("https://raw.githubusercontent.com/" + web.removeprefix("https://github.com/") + "/",)
+    return starts
 
 
 def normalise_parts(spec: str) -> str:

@@ -316,20 +316,7 @@ def without_hidden(text: str) -> str:
 
 def holds_form_needs(text: str, web_url: str | None) -> bool:
     """Whether `text` holds, as it is, what some citation form needs (`_FORM_NEEDS`, a permalink's start)."""
-    return any(need.search(text) for need in _FORM_NEEDS) or bool(
-        web_url and any(start in text for start in _permalink_starts(web_url))
-    )
-
-
-@lru_cache(maxsize=16)
-def _permalink_starts(web_url: str) -> tuple[str, ...]:
-    """What a permalink into `web_url` starts with (forms.permalink_re): a link to the
-    repository's issues or its front page is none."""
-    web = web_url.rstrip("/")
-    starts = tuple(f"{web}/{kind}/" for kind in ("blob", "raw", "tree"))
-    if web.startswith("https://github.com/"):
-        starts += ("https://raw.githubusercontent.com/" + web.removeprefix("https://github.com/") + "/",)
-    return starts
+    return any(need.search(text) for need in _FORM_NEEDS) or bool(web_url and may_hold_permalink(text, web_url))
 
 
 # What every citation holds somewhere: a path with a slash inside it, or a known file

@@ -177,7 +177,18 @@ def test_a_word_before_a_symbol_is_not_skipped_into_a_citation():
 _WEB = "https://github.com/owner/dsh"
 _LINKISH = st.lists(
     st.sampled_from(
-        ["https://", "github.com/", "owner/dsh", "raw.githubusercontent.com/", "/blob/", "/raw/", "x", " "]
+        [
+            "https://",
+            "github.com/",
+            "owner/dsh",
+            "raw.githubusercontent.com/",
+            "/blob/",
+            "/raw/",
+            "/tree/",
+            "/issues/",
+            "x",
+            " ",
+        ]
     ),
     max_size=10,
 ).map("".join)
