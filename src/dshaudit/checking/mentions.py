@@ -172,15 +172,14 @@ _COMMAND_LANGUAGES = frozenset("sh bash zsh fish shell console terminal powershe
 _COMMAND_WORD_RE = re.compile(r"[A-Za-z_$][\w$]*")
 
 
-def used_in_command_blocks(text: str) -> dict[str, str]:
-    """The words the document's own fenced shell or PowerShell blocks use, each with the
-    block it is first in (`the powershell block at line 57`)."""
-    out: dict[str, str] = {}
-    for language, body, line in _fenced_blocks(text):
-        if language in _COMMAND_LANGUAGES:
-            for word in _COMMAND_WORD_RE.findall(body):
-                out.setdefault(word, f"the {language} block at line {line}")
-    return out
+def used_in_command_blocks(text: str) -> frozenset[str]:
+    """The words the document's own fenced shell or PowerShell blocks use."""
+    return frozenset(
+        word
+        for language, body, _ in _fenced_blocks(text)
+        if language in _COMMAND_LANGUAGES
+        for word in _COMMAND_WORD_RE.findall(body)
+    )
 
 
 def introduced(front_matter: dict) -> set[str]:

@@ -164,14 +164,14 @@ def check_references(
     absent: list[tuple[str, SourceLocation]],
     history: bool = True,
     own: Mapping[str, str] | None = None,
-    commands: Mapping[str, str] | None = None,
+    commands: frozenset[str] | None = None,
 ) -> list[Reference]:
     """Every checkable name and fragment of `items`, and every absence claim,
     at the snapshot's commit; in source order. Items that are not checked
     (module docstring) are left out. A name the document claims absent
     (`absent: NAME`) is not looked up as a name: the claim itself is checked.
-    `commands`, given for a document not written for dshaudit: the words its own shell
-    blocks use. Such a document's names that occur nowhere in DSH but in those blocks are
+    `commands`, given (if only empty) for a document not written for dshaudit, and only for
+    one: the words its own shell blocks use. Such a document's names that occur nowhere in DSH but in those blocks are
     the shell's (another tool's output fields), and its paths through a dot-folder the
     tree does not hold there (`packages/app/.dsh/skills`) are places a run makes in a
     user's project: neither is a claim about DSH's tree, and both are left out."""

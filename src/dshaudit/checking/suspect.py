@@ -36,8 +36,8 @@ class FileView:
     prose: bool = False  # Markdown or plain text
     relevance: WordIndex | None = None  # the words of its lines, import statements left out (relevance_index)
     structured: bool = False  # YAML or JSON: its keys name its blocks
-    # The best place found for a description's words (_best_place), by words and cited lines: the
-    # suspect check and the lines it suggests instead ask for it in turn.
+    # The best place found for a description's words (_best_place), and the key it names
+    # (_named_key), by words and cited lines: the suspect check and the lines it suggests ask in turn.
     places: dict = field(default_factory=dict, compare=False, repr=False)
 
     def text(self, r: LineRange) -> str:
@@ -555,6 +555,16 @@ def _suspect_key(words: tuple[str, ...], region: tuple[LineRange, ...], view: Fi
 
 
 def _named_key(
+    words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView
+) -> tuple[str, list[LineRange]] | None:
+    """`_find_named_key`, found once for the suspect check and the lines it suggests."""
+    key = ("key", words, region)
+    if key not in view.places:
+        view.places[key] = _find_named_key(words, region, view)
+    return view.places[key]
+
+
+def _find_named_key(
     words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView
 ) -> tuple[str, list[LineRange]] | None:
     """A key of a structured file that the description names by a word of its own (`matrix` in

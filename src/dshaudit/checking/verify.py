@@ -193,7 +193,7 @@ class _Work:
         return _own_definitions(self.document)
 
     @cached_property
-    def commands(self) -> Mapping[str, str] | None:
+    def commands(self) -> frozenset[str] | None:
         """The words a document not written for dshaudit uses in its own shell blocks."""
         from dshaudit.checking.mentions import used_in_command_blocks
 
