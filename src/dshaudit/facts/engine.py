@@ -188,6 +188,25 @@ def needle_shard(cache: Cache) -> Shard:
     return cache.shard("needles", digest(NEEDLE_VERSION, *all_needles()), shaped(int))
 
 
+def _literal_start(glob: str) -> str:
+    """What every path a glob selects starts with: the glob up to its first wildcard."""
+    return re.split(r"[*?{\[]", glob, maxsplit=1)[0]
+
+
+class GlobSets(dict[str, set[str]]):
+    """The regular files each glob selects in one tree (`Snapshot.by_paths`). A tree
+    derived from it (history's walk) takes them over: only the paths that came, went
+    or changed mode are tested again, not every file of the tree at every commit."""
+
+    def carried(self, listing: frozenset[str], child: Snapshot) -> GlobSets:
+        came = [p for p in listing if child.is_regular(p)]
+        out = GlobSets()
+        for glob, paths in self.items():
+            start, test = _literal_start(glob), glob_predicate(glob)
+            out[glob] = (paths - listing) | {p for p in came if p.startswith(start) and test(p)}
+        return out
+
+
 class FactContext:
     """What detectors may ask of a snapshot. Blobs are read in batches, each
     file is parsed at most once per run, and the per-file work of every
@@ -202,7 +221,7 @@ class FactContext:
         self._paths: dict[tuple[tuple[str, ...], bool], list[str]] = {}
         # Which paths each glob selects, shared by the contexts of trees that hold the same
         # files (Snapshot.by_paths): a history walk measures facts at dozens of commits.
-        self._globs: dict[str, set[str]] = snapshot.by_paths.setdefault("globs", {})
+        self._globs: GlobSets = snapshot.by_paths.setdefault("globs", GlobSets())
         self._under: dict[str, list[str]] = snapshot.by_paths.setdefault("under", {})  # literal prefix -> paths
         self._sorted: list[str] | None = None  # every regular file, in path order
         self.pool: Workers | None = None  # when the caller provides one
@@ -227,7 +246,7 @@ class FactContext:
 
     def _glob(self, glob: str) -> set[str]:
         if glob not in self._globs:
-            prefix = re.split(r"[*?{\[]", glob, maxsplit=1)[0]  # the literal start narrows before the regex runs
+            prefix = _literal_start(glob)
             if prefix not in self._under:
                 # The paths are sorted: those that start with the prefix are one run of them.
                 if self._sorted is None:

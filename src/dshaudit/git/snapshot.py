@@ -11,7 +11,7 @@ import difflib
 import heapq
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from dshaudit.git import run
 from dshaudit.git.grep import Grep
@@ -48,6 +48,19 @@ class Entry:
     kind: str  # "blob", "tree", "symlink", "submodule"
     path: str
     blob_sha: str | None = None
+
+
+def _regular(mode: str, kind: str) -> bool:
+    """Whether a tree entry is a regular file: a blob, and no symbolic link."""
+    return kind == "blob" and int(mode, 8) != MODE_SYMLINK
+
+
+@runtime_checkable
+class CarriedByPaths(Protocol):
+    """Something worked out from a tree's set of files (`Snapshot.by_paths`) that a tree
+    derived from it can take over, once told which paths came, went or changed mode."""
+
+    def carried(self, listing: frozenset[str], child: Snapshot) -> CarriedByPaths: ...
 
 
 class Snapshot:
@@ -117,10 +130,19 @@ class Snapshot:
             index[path] = (mode, "commit" if int(mode, 8) == MODE_GITLINK else "blob", obj)
         child = Snapshot(self.repository, sha)
         child._index, child._below = index, below
-        if not any(path in self.index() for path in removed) and all(
-            self.index().get(path, ("",))[0] == mode for path, mode, _ in added
-        ):
-            child.by_paths = self.by_paths  # the same files, of the same modes: only contents changed
+        # The paths that came, went or changed mode; a file whose content alone changed is none of them.
+        old, kept = self.index(), {path for path, _, _ in added}
+        listing = {p for p in removed if p in old and p not in kept} | {
+            path for path, mode, _ in added if old.get(path, ("",))[0] != mode
+        }
+        if not listing:
+            child.by_paths = self.by_paths  # the same files, of the same modes
+        else:
+            child.by_paths = {
+                key: value.carried(frozenset(listing), child)
+                for key, value in self.by_paths.items()
+                if isinstance(value, CarriedByPaths)
+            }
         return child
 
     def _files_below(self) -> dict[str, int]:
@@ -172,14 +194,15 @@ class Snapshot:
         tail = tail.strip("/")
         return [p for p in self._by_basename.get(tail.rsplit("/", 1)[-1], []) if p == tail or p.endswith("/" + tail)]
 
+    def is_regular(self, path: str) -> bool:
+        """Whether `path` is a regular file here (one of `blob_ids`), asked without listing them all."""
+        record = self.index().get(path)
+        return record is not None and _regular(record[0], record[1])
+
     def blob_ids(self) -> dict[str, str]:
         """Regular files (no symlinks, no submodules) and their blob ids, by path, sorted."""
         if self._blob_ids is None:
-            self._blob_ids = {
-                p: obj
-                for p, (mode, kind, obj) in sorted(self.index().items())
-                if kind == "blob" and int(mode, 8) != MODE_SYMLINK
-            }
+            self._blob_ids = {p: obj for p, (mode, kind, obj) in sorted(self.index().items()) if _regular(mode, kind)}
         return self._blob_ids
 
     def closest_paths(self, path: str, n: int = 1) -> list[str]:

@@ -8,6 +8,29 @@ from dshaudit.git.log import Change, Pickaxe, Step
 from dshaudit.git.repository import DshRepository
 
 
+class PathTest:
+    """Which paths one of some tests holds for, each path tested once: the walk asks
+    it of the files of every commit, and most of them change again and again."""
+
+    def __init__(self, tests: list[Callable[[str], object]]):
+        self._tests = tests
+        self._tested: set[str] = set()
+        self._held: set[str] = set()
+
+    def among(self, paths: frozenset[str]) -> frozenset[str]:
+        """Those of `paths` a test holds for."""
+        if not self._tests:
+            return frozenset()
+        new = paths - self._tested
+        if new:
+            self._held.update(p for p in new if any(test(p) for test in self._tests))
+            self._tested |= new
+        return paths & self._held
+
+    def __bool__(self) -> bool:
+        return bool(self._tests)
+
+
 class FactWatch:
     """When a commit can change a fact (registry.toml declares what each reads):
     it changes a file whose content the fact reads, or adds, deletes or renames
@@ -24,10 +47,12 @@ class FactWatch:
 
         spec = registry()[fact_id]
         self.fact_id = fact_id
-        self._content = [glob_predicate(g) for g in spec.content_globs]
-        self._names = [glob_predicate(g) for g in spec.name_globs]
+        self._content = PathTest([glob_predicate(g) for g in spec.content_globs])
+        self._names = PathTest([glob_predicate(g) for g in spec.name_globs])
         # The needle narrows `paths` only: `reads` (a file the reducer reads itself) counts whenever it changes.
-        self._needled = [glob_predicate(g) for g in spec.paths] if spec.needle and spec.kind == "query" else []
+        self._needled = PathTest(
+            [glob_predicate(g) for g in spec.paths] if spec.needle and spec.kind == "query" else []
+        )
         self.needles = tuple(spec.needle or ()) if self._needled else ()
         # One `git log -G` per case rule, for the alternation of the detector's searches.
         queries = SEARCHES[spec.reduce](spec) if spec.reduce in SEARCHES else None
@@ -49,23 +74,24 @@ class FactWatch:
 
     def needle_blobs(self, step: Step) -> set[str]:
         """The blobs whose literals decide whether this commit can change the fact."""
-        if not self.needles:
+        needled = self._needled.among(step.touched) if self.needles else frozenset()
+        if not needled:
             return set()
-        return {b for c in step.changes if self._needled_change(c) for b in (c.old_blob, c.new_blob) if b}
-
-    def _needled_change(self, c: Change) -> bool:
-        return any(test(p) for p in (c.old_path, c.new_path) if p for test in self._needled)
+        return {b for c in step.changes if _either(c, needled) for b in (c.old_blob, c.new_blob) if b}
 
     def touched_by(self, step: Step, holds_needle: Callable[[str], bool]) -> bool:
+        names, content = self._names.among(step.listed), self._content.among(step.touched)
+        if not (names or content):
+            return False
+        needled = self._needled.among(step.touched)
         for c in step.changes:
-            paths = [p for p in (c.old_path, c.new_path) if p]
-            if c.status in "ADR" and any(test(p) for p in paths for test in self._names):
+            if c.status in "ADR" and _either(c, names):
                 return True
-            if not any(test(p) for p in paths for test in self._content):
+            if not _either(c, content):
                 continue
             if self._pickaxes is not None:
                 return any(step.commit.sha in p.commits() for p in self._pickaxes)
-            if not self._needled_change(c) or any(holds_needle(b) for b in (c.old_blob, c.new_blob) if b):
+            if not _either(c, needled) or any(holds_needle(b) for b in (c.old_blob, c.new_blob) if b):
                 return True
         return False
 
@@ -85,9 +111,11 @@ class SearchWatch:
 
     def __init__(self, fact_id: str):
         from dshaudit.documents import searches
+        from dshaudit.git.pathspec import selector
 
         self.spec = searches.parse(fact_id)
         self.ends_only = self.spec.kind == "tree-docs"
+        self._selected = PathTest([selector(self.spec.pathspecs)])
         self._changed: dict[str, tuple[tuple[str | None, str | None], ...]] = {}  # commit -> changed_paths
         self.found: dict[tuple[str, str], list[int]] | None = None  # see `regrep`
 
@@ -95,38 +123,33 @@ class SearchWatch:
         return set()
 
     def changed_paths(self, step: Step) -> tuple[tuple[str | None, str | None], ...]:
-        from dshaudit.git.pathspec import selector
-
         sha = step.commit.sha
         if sha not in self._changed:
             wanted = "ADR" if self.spec.kind == "files" else "ADRMT"
-            selected = selector(self.spec.pathspecs)
-            self._changed[sha] = tuple(
-                (c.old_path, c.new_path)
-                for c in step.changes
-                if c.status in wanted
-                and (
-                    (c.old_path is not None and selected(c.old_path))
-                    or (c.new_path is not None and selected(c.new_path))
-                )
+            selected = self._selected.among(step.touched)
+            self._changed[sha] = (
+                tuple((c.old_path, c.new_path) for c in step.changes if c.status in wanted and _either(c, selected))
+                if selected
+                else ()
             )
         return self._changed[sha]
 
     def places(self, steps: list[Step]) -> list[tuple[str, str, str]]:
         """(commit, path, blob) of each file a commit changes that this search reads again:
         the regular files (git grep reads no link, no submodule)."""
-        from dshaudit.index.derive import REGULAR_MODES, fresh_paths
+        from dshaudit.index.derive import REGULAR_MODES
 
         if self.ends_only or self.spec.kind != "search":
             return []
         out = []
         for step in steps:
+            changed = self.changed_paths(step)
+            selected = self._selected.among(step.touched) if changed else frozenset()
+            fresh = sorted({new for _, new in changed if new in selected})
+            if not fresh:
+                continue
             blobs = {c.new_path: c.new_blob for c in step.changes if c.new_path and c.new_mode in REGULAR_MODES}
-            out += [
-                (step.commit.sha, p, blob)
-                for p in fresh_paths(self.spec, self.changed_paths(step))
-                if (blob := blobs.get(p))
-            ]
+            out += [(step.commit.sha, p, blob) for p in fresh if (blob := blobs.get(p))]
         return out
 
     def touched_by(self, step: Step, holds_needle: Callable[[str], bool]) -> bool:
@@ -134,3 +157,8 @@ class SearchWatch:
 
     def close(self) -> None:
         pass
+
+
+def _either(change: Change, paths: frozenset[str]) -> bool:
+    """Whether the change's path before or after it is one of `paths`."""
+    return change.old_path in paths or change.new_path in paths
