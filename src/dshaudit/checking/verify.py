@@ -67,8 +67,8 @@ def check(
     kept = book is not None or verifier is not None  # what is read stays in this process, for the next check
     claimed = _start_claims(files, resolver, opened, pin_override, book) if claims else BackgroundJob.done([])
     try:
-        work = _reference_work(files, resolver, pin_override, opened) if references else []
-        looked = _start_references(work, resolver, repository, opened, kept)
+        pinned = _reference_pins(files, resolver, pin_override) if references else []
+        looked = _start_references(pinned, resolver, repository, opened, kept)
         try:
             verdicts = (
                 _check_citations(files, verifier or Verifier(resolver, repository), pin_override, carry)
@@ -145,28 +145,34 @@ def _measures(files: list[FindingsFile]) -> bool:
 
 
 def _start_references(
-    work: list[_Work],
+    pinned: list[tuple[FindingsFile, Pin]],
     resolver: PinResolver,
     repository: Callable[[], DshRepository],
     opened: Callable[[], DshRepository],
     kept: bool,
 ) -> BackgroundJob[tuple[list[tuple[Pin, Reference]], dict[tuple[str, str], str]]]:
-    """The names and quoted code of the documents, looked up in the background; here
-    when what is read is `kept` (the language server keeps its name indexes), or the
-    run has one job: then the indexes' git processes start now, beside the citations,
-    and are read when the answer is asked for. With the answer comes what a process of
-    its own asked the clone (`DshRepository.asked`); one here records it itself."""
-    if not work:
+    """The names and quoted code of the documents, read from them and looked up in the
+    background; here when what is read is `kept` (the language server keeps its name
+    indexes), or the run has one job: then the indexes' git processes start now, beside
+    the citations, and are read when the answer is asked for. With the answer comes what
+    a process of its own asked the clone (`DshRepository.asked`); one here records it itself."""
+    if not pinned:
         return BackgroundJob.done(([], {}))
     if kept or background.placement() is Placement.INLINE:
+        work = _reference_work(pinned, resolver, repository)
         _prefetch_references(work, repository)
         return BackgroundJob.inline(
             lambda: (_check_references(work, resolver, repository), {}),
             stop=partial(_stop_references, work, repository),
         )
-    return in_background(
-        opened(), lambda clone: (_look_up_references(work, resolver, lambda: clone), dict(clone.asked))
-    )
+
+    def look_up(clone: DshRepository) -> tuple[list[tuple[Pin, Reference]], dict[tuple[str, str], str]]:
+        # Reading the names out of the documents is work too: done there, beside the citations.
+        own = PinResolver(resolver.config, lambda: clone)
+        work = _reference_work(pinned, own, lambda: clone)
+        return _look_up_references(work, own, lambda: clone), dict(clone.asked)
+
+    return in_background(opened(), look_up)
 
 
 @dataclass
@@ -206,11 +212,29 @@ class _Work:
         return checked_items(self.items, exempt=self.exempt, absent=self.absent, own=self.own)
 
 
+def _reference_pins(
+    files: list[FindingsFile], resolver: PinResolver, pin_override: str | None
+) -> list[tuple[FindingsFile, Pin]]:
+    """The documents whose names are looked up, each with its pin (`document_pin`)."""
+    pinned: list[tuple[FindingsFile, Pin]] = []
+    split: list[tuple[FindingsFile, list[Pin]]] = []
+    for f in files:
+        pin = document_pin(f, resolver, pin_override)
+        if pin is None and not pin_override and not f.pin and len(commits := linked_commits(f, resolver)) > 1:
+            split.append((f, commits))
+        if pin is not None and f.text:
+            pinned.append((f, pin))
+    if split:
+        f, commits = split[0]
+        ui.note(
+            f"{len(split)} document{'s' if len(split) > 1 else ''} link DSH at several commits, so their names are "
+            f"checked only at a --pin (e.g. {f.path}: {', '.join(p.sha[:8] for p in commits[:4])})"
+        )
+    return pinned
+
+
 def _reference_work(
-    files: list[FindingsFile],
-    resolver: PinResolver,
-    pin_override: str | None,
-    repository: Callable[[], DshRepository],
+    pinned: list[tuple[FindingsFile, Pin]], resolver: PinResolver, repository: Callable[[], DshRepository]
 ) -> list[_Work]:
     """Each document's names and absence claims, at its pin: of a document not written
     for dshaudit, only the names it claims of DSH (scoping.py)."""
@@ -218,13 +242,7 @@ def _reference_work(
     from dshaudit.documents.names import MAX_NAME_CHARS, lookalike
 
     work: list[_Work] = []
-    split: list[tuple[FindingsFile, list[Pin]]] = []
-    for f in files:
-        pin = document_pin(f, resolver, pin_override)
-        if pin is None and not pin_override and not f.pin and len(commits := linked_commits(f, resolver)) > 1:
-            split.append((f, commits))
-        if pin is None or not f.text:
-            continue
+    for f, pin in pinned:
         items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
         if f.pin is None and items:
             items = _about_dsh(f, items, pin, resolver, repository)
@@ -244,12 +262,6 @@ def _reference_work(
                 )
         if items or absent or (f.pin is None and f.citations):  # and what it says beside the files it links
             work.append(_Work(f, pin, items, absent, frozenset(resolver.config.pins)))
-    if split:
-        f, commits = split[0]
-        ui.note(
-            f"{len(split)} document{'s' if len(split) > 1 else ''} link DSH at several commits, so their names are "
-            f"checked only at a --pin (e.g. {f.path}: {', '.join(p.sha[:8] for p in commits[:4])})"
-        )
     return work
 
 
