@@ -156,10 +156,15 @@ def _start_references(
     indexes), or the run has one job: then the indexes' git processes start now, beside
     the citations, and are read when the answer is asked for. With the answer comes what
     a process of its own asked the clone (`DshRepository.asked`); one here records it itself."""
-    if not pinned:
+    # A document written for dshaudit is read here: it is short, and whether it names anything
+    # decides whether the clone is opened at all. One not written for it (a long page that links
+    # DSH, whose clone its citations open anyway) is read where its names are looked up.
+    own = [(f, pin) for f, pin in pinned if f.pin is not None]
+    read = {w.document.path: w for w in _reference_work(own, resolver, repository)}
+    if not read and len(own) == len(pinned):
         return BackgroundJob.done(([], {}))
     if kept or background.placement() is Placement.INLINE:
-        work = _reference_work(pinned, resolver, repository)
+        work = _reference_work(pinned, resolver, repository, read)
         _prefetch_references(work, repository)
         return BackgroundJob.inline(
             lambda: (_check_references(work, resolver, repository), {}),
@@ -167,10 +172,9 @@ def _start_references(
         )
 
     def look_up(clone: DshRepository) -> tuple[list[tuple[Pin, Reference]], dict[tuple[str, str], str]]:
-        # Reading the names out of the documents is work too: done there, beside the citations.
-        own = PinResolver(resolver.config, lambda: clone)
-        work = _reference_work(pinned, own, lambda: clone)
-        return _look_up_references(work, own, lambda: clone), dict(clone.asked)
+        there = PinResolver(resolver.config, lambda: clone)
+        work = _reference_work(pinned, there, lambda: clone, read)
+        return _look_up_references(work, there, lambda: clone), dict(clone.asked)
 
     return in_background(opened(), look_up)
 
@@ -234,15 +238,22 @@ def _reference_pins(
 
 
 def _reference_work(
-    pinned: list[tuple[FindingsFile, Pin]], resolver: PinResolver, repository: Callable[[], DshRepository]
+    pinned: list[tuple[FindingsFile, Pin]],
+    resolver: PinResolver,
+    repository: Callable[[], DshRepository],
+    read: Mapping[str, _Work] | None = None,
 ) -> list[_Work]:
     """Each document's names and absence claims, at its pin: of a document not written
-    for dshaudit, only the names it claims of DSH (scoping.py)."""
+    for dshaudit, only the names it claims of DSH (scoping.py). `read`: the work of the
+    documents written for dshaudit, read already (those with nothing to look up left out)."""
     from dshaudit.checking.mentions import absent_claims, document_names
     from dshaudit.documents.names import MAX_NAME_CHARS, lookalike
 
     work: list[_Work] = []
     for f, pin in pinned:
+        if read is not None and f.pin is not None:
+            work += [read[f.path]] if f.path in read else []
+            continue
         items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
         if f.pin is None and items:
             items = _about_dsh(f, items, pin, resolver, repository)
