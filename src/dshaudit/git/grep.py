@@ -5,6 +5,16 @@ from __future__ import annotations
 
 from dshaudit.git import run
 
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # every git knows it
+_PERL: dict[str, bool] = {}  # git dir -> whether its git greps with -P
+
+
+def greps_with_perl(git_dir: str) -> bool:
+    """Whether this git greps with Perl regexes (`-P`, built with PCRE2), asked once per clone."""
+    if git_dir not in _PERL:
+        _PERL[git_dir] = run.run(["grep", "-P", "-e", "x", EMPTY_TREE], git_dir).returncode in (0, 1)
+    return _PERL[git_dir]
+
 
 class Grep:
     """git grep at one commit."""
@@ -42,10 +52,13 @@ class Grep:
         }
 
     def files_holding(self, lines: list[str]) -> list[str]:
-        """The files that hold any of `lines` (each of one line), its spacing aside, sorted."""
+        """The files that hold any of `lines` (each of one line), its spacing aside, sorted.
+        The patterns read the same as Perl and as extended regexes; git matches them several
+        times faster with Perl's (in the C locale, byte by byte either way)."""
         patterns = [a for line in lines for a in ("-e", _spacing_free(line))]
+        syntax = "-P" if greps_with_perl(self.git_dir) else "-E"
         done = run.run(
-            ["grep", "-l", "-z", "-a", "-E", "--no-color", *patterns, self.sha, "--"], self.git_dir, env=run.C_LOCALE
+            ["grep", "-l", "-z", "-a", syntax, "--no-color", *patterns, self.sha, "--"], self.git_dir, env=run.C_LOCALE
         )
         out = run.text(done.output(no_match_ok=True, commit=self.sha), keep_newline=True)
         prefix = self.sha + ":"
@@ -53,7 +66,8 @@ class Grep:
 
 
 def _spacing_free(line: str) -> str:
-    """An extended regular expression for the line with any run of spaces in it, and none, where it has some."""
+    """A regular expression, extended or Perl's, for the line with any run of spaces in it,
+    and none, where it has some: every character either syntax gives a meaning is escaped."""
     words = ["".join("\\" + ch if ch in ".[]()*+?{}|^$\\" else ch for ch in word) for word in line.split()]
     return "[[:space:]]*".join(words)
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dshaudit.git import run
+from dshaudit.git.grep import greps_with_perl
 
 if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
 
 PATHSPEC_CHARS = 100_000  # characters of paths on one git command line
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # every git knows it
-_PERL: dict[str, bool] = {}  # git dir -> whether its git greps with -P
 
 
 def _pathspec_chunks(paths: list[str]) -> list[list[str]]:
@@ -92,7 +91,4 @@ class CommitGrep:
 
     def perl(self) -> bool:
         """Whether this git greps with Perl regexes (`-P`, built with PCRE2), asked once per clone."""
-        key = self.git_dir
-        if key not in _PERL:
-            _PERL[key] = run.run(["grep", "-P", "-e", "x", EMPTY_TREE], self.git_dir).returncode in (0, 1)
-        return _PERL[key]
+        return greps_with_perl(self.git_dir)

@@ -17,6 +17,7 @@ from dshaudit.checking.references import check_references
 from dshaudit.core.model import LineRange, Pin, SourceLocation
 from dshaudit.core.references import Reference, ReferenceStatus
 from dshaudit.documents.names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, Name
+from dshaudit.git.grep import EMPTY_TREE
 from dshaudit.git.repository import DshRepository
 from dshaudit.index import namegrep, nameindex, quoted
 from dshaudit.lang import matching
@@ -592,7 +593,7 @@ def test_a_new_commit_is_indexed_from_one_in_the_cache(moving, tmp_path, monkeyp
     # Only the changed files were searched, and `epsilon`, found by c1 in an
     # unchanged file, was not searched for at all.
     # -q is the history search; the empty tree, the probe for -P
-    greps = [args for args in started if "grep" in args and "-q" not in args and namegrep.EMPTY_TREE not in args]
+    greps = [args for args in started if "grep" in args and "-q" not in args and EMPTY_TREE not in args]
     assert greps and all(args[args.index("--") + 1 :] == ["src/a.ts", "src/c.ts"] for args in greps)
     assert not any("epsilon" in a for args in greps for a in args)
     by_text = {r[0]: r[1] for r in derived}

@@ -1,14 +1,18 @@
 """`Grep.needles`: which fixed strings each file holds, from one `git grep -o`,
-equal to looking in the file itself, overlapping needles included."""
+equal to looking in the file itself, overlapping needles included; and
+`Grep.files_holding`, the same with Perl regexes as with extended ones."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from dshaudit.git import grep
 from dshaudit.git.grep import _hiding
 from dshaudit.git.repository import DshRepository
 from fixture_repo import _commit, _write, git
@@ -52,3 +56,37 @@ def test_needles_that_cannot_hide_one_another_are_never_read_again():
     assert _hiding(["'snapshot'", '"snapshot"', "constructor", "surfaceOp"]) == set()
     assert _hiding(["maxDepth", "hasOwn"]) == {"maxDepth"}
     assert _hiding(["ab", "b"]) == set()  # `b` inside a match of `ab` is read from the match
+
+
+# Lines with every character extended and Perl regexes give a meaning to, and runs of spaces.
+_lines = st.text("ab .[]()*+?{}|^$\\`'#=", min_size=1, max_size=12).filter(lambda t: t.split())
+_texts = st.lists(st.text("ab .[]()*+?{}|^$\\`'#=\n", max_size=30), min_size=1, max_size=5)
+
+
+@pytest.mark.parametrize("perl", [True, False], ids=["perl", "extended"])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(lines=st.lists(_lines, min_size=1, max_size=3), texts=_texts)
+@example(lines=["a.b", "(a|b)+"], texts=["aab\n", "ab\n", "(a|b)+\n"])
+@example(lines=["db.exec(`PRAGMA x = ${ID}`)"], texts=["db.exec(`PRAGMA  x=${ID}`)\n", "db.exec(PRAGMA x = ID)\n"])
+def test_files_holding_finds_the_lines_their_spacing_aside(perl, monkeypatch, lines, texts):
+    """A file holds a line when some line of it reads as the line with its runs of spaces
+    made any run, or none; git's answer with either syntax is what Python reads."""
+    monkeypatch.setattr(grep, "greps_with_perl", lambda git_dir: perl)
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        git(root, "init", "-q", "-b", "main")
+        for i, text in enumerate(texts):
+            _write(root, f"f{i}.txt", text)
+        sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
+        repository = DshRepository.open(str(root), "unused")
+        try:
+            found = repository.snapshot(sha).grep.files_holding(lines)
+        finally:
+            repository.close()
+    spaced = [re.compile(r"\s*".join(map(re.escape, line.split()))) for line in lines]
+    held = sorted(
+        f"f{i}.txt" for i, text in enumerate(texts) if any(p.search(row) for p in spaced for row in text.split("\n"))
+    )
+    assert found == held, (lines, texts)
