@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -15,7 +17,26 @@ from hypothesis import strategies as st
 from dshaudit.git import grep
 from dshaudit.git.grep import _hiding
 from dshaudit.git.repository import DshRepository
+from dshaudit.git.snapshot import Snapshot
 from fixture_repo import _commit, _write, git
+
+T = TypeVar("T")
+
+
+def _in_files(texts: list[str], ask: Callable[[Snapshot], T]) -> T:
+    """`ask` of the one commit of a new repository whose files f0.txt, f1.txt, ... hold `texts`."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        git(root, "init", "-q", "-b", "main")
+        for i, text in enumerate(texts):
+            _write(root, f"f{i}.txt", text)
+        sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
+        repository = DshRepository.open(str(root), "unused")
+        try:
+            return ask(repository.snapshot(sha))
+        finally:
+            repository.close()
+
 
 # Few letters, so that needles overlap and hide one another often.
 _needles = st.sets(st.text("abc", min_size=1, max_size=4), min_size=1, max_size=5).map(sorted)
@@ -27,19 +48,7 @@ _files = st.lists(st.text("abc-\n", max_size=40), min_size=1, max_size=8)
 @example(needles=["hasOwn", "maxDepth"], texts=["const x = maxDepthasOwn\n", "maxDepth hasOwn\n", "none\n"])
 @example(needles=["ab", "b", "bc"], texts=["abc\n", "ab\n", "xbcx\n"])
 def test_the_needles_git_reports_are_those_each_file_holds(needles, texts):
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        git(root, "init", "-q", "-b", "main")
-        for i, text in enumerate(texts):
-            _write(root, f"f{i}.txt", text)
-        sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
-        repository = DshRepository.open(str(root), "unused")
-        try:
-            snap = repository.snapshot(sha)
-            paths = sorted(snap.blob_ids())
-            found = snap.grep.needles(needles, paths)
-        finally:
-            repository.close()
+    found = _in_files(texts, lambda snap: snap.grep.needles(needles, sorted(snap.blob_ids())))
     hiding = _hiding(needles)
     for i, text in enumerate(texts):
         held = {n for n in needles if n in text}
@@ -74,17 +83,7 @@ def test_files_holding_finds_the_lines_their_spacing_aside(perl, monkeypatch, li
     """A file holds a line when some line of it reads as the line with its runs of spaces
     made any run, or none; git's answer with either syntax is what Python reads."""
     monkeypatch.setattr(grep, "greps_with_perl", lambda git_dir: perl)
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        git(root, "init", "-q", "-b", "main")
-        for i, text in enumerate(texts):
-            _write(root, f"f{i}.txt", text)
-        sha = _commit(root, "c", "2026-08-01T10:00:00Z", "c")
-        repository = DshRepository.open(str(root), "unused")
-        try:
-            found = repository.snapshot(sha).grep.files_holding(lines)
-        finally:
-            repository.close()
+    found = _in_files(texts, lambda snap: snap.grep.files_holding(lines))
     spaced = [re.compile(r"\s*".join(map(re.escape, line.split()))) for line in lines]
     held = sorted(
         f"f{i}.txt" for i, text in enumerate(texts) if any(p.search(row) for p in spaced for row in text.split("\n"))
