@@ -70,6 +70,9 @@ class DshRepository:
         # answers: an outcome kept between runs holds while they hold (clonestate.py).
         self.asked: dict[tuple[str, str], str] = {}
         self._tags: dict[str, list[str]] | None = None  # commit -> its tags, listed on first need
+        # What each revision names, asked of git once per handle as the tags are (the language
+        # server re-checks a document at every keystroke); a fetch into the clone forgets them.
+        self._revisions: dict[str, str | None] = {}
         if self.is_shallow():
             raise RepoError(
                 f"{origin}: is a shallow clone; citations cannot be checked against partial history "
@@ -126,6 +129,7 @@ class DshRepository:
     def fetch_missing(self, sha: str) -> None:
         """Bring a cached clone up to date when a pin names a commit it lacks."""
         ui.note(f"fetching {self.origin} for commit {sha}")
+        self._revisions.clear()
         done = _fetch(self.git_dir, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
         if done.returncode == 0 and not self.has_commit(sha):
             # Not on a branch or tag (a pull request's commit, say): ask for it by id.
@@ -197,9 +201,13 @@ class DshRepository:
 
     def _verified(self, rev: str) -> str | None:
         """The SHA of the object `rev` names (`git rev-parse --verify`); None when it names none."""
-        done = run.run(["rev-parse", "--verify", "--quiet", "--end-of-options", rev], self.git_dir, env=run.C_LOCALE)
-        sha = run.text(done.stdout) if done.returncode == 0 else ""
-        found = sha if SHA_RE.match(sha) else None
+        if rev not in self._revisions:
+            done = run.run(
+                ["rev-parse", "--verify", "--quiet", "--end-of-options", rev], self.git_dir, env=run.C_LOCALE
+            )
+            sha = run.text(done.stdout) if done.returncode == 0 else ""
+            self._revisions[rev] = sha if SHA_RE.match(sha) else None
+        found = self._revisions[rev]
         self.asked[(ASKED_REV, rev)] = found or ""
         return found
 

@@ -182,3 +182,30 @@ def test_findings_with_a_pin_and_nothing_to_look_up_open_no_clone(workspace, mon
     write_findings(workspace, "No citations here, and no code named.\n")
     run = run_cli("check", "--pin", "v1")
     assert run.exit_code == 0, run.stderr
+
+
+def test_a_handle_asks_git_once_what_a_revision_names_until_a_fetch(fixture_repo, tmp_path, monkeypatch):
+    """The language server re-checks a document at every keystroke through one handle: it
+    remembers what each revision names, and forgets it when a fetch may have changed that."""
+    from dshaudit.git import run
+    from dshaudit.git.repository import DshRepository
+
+    upstream, clone = tmp_path / "upstream", tmp_path / "clone.git"
+    git(tmp_path, "clone", "-q", "--no-local", str(fixture_repo.path), str(upstream))
+    git(tmp_path, "clone", "-q", "--bare", "--no-local", str(upstream), str(clone))
+    (upstream / "NEW.md").write_text("new upstream work\n")
+    git(upstream, "add", "NEW.md")
+    git(upstream, "commit", "-q", "-m", "new upstream commit")
+    new = git(upstream, "rev-parse", "HEAD")
+    handle = DshRepository(clone, f"file://{upstream}", cached=True)
+    asked: list[str] = []
+    real = run.run
+    monkeypatch.setattr(run, "run", lambda args, *a, **k: (asked.append(args[0]), real(args, *a, **k))[1])
+    try:
+        assert handle.resolve_abbreviated(new[:10]) is None
+        assert handle.resolve_abbreviated(new[:10]) is None
+        assert asked.count("rev-parse") == 1
+        handle.fetch_missing(new)
+        assert handle.resolve_abbreviated(new[:10]) == new
+    finally:
+        handle.close()
