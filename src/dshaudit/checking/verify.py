@@ -159,12 +159,19 @@ def _start_references(
     # A document written for dshaudit is read here: it is short, and whether it names anything
     # decides whether the clone is opened at all. One not written for it (a long page that links
     # DSH, whose clone its citations open anyway) is read where its names are looked up.
-    own = [(f, pin) for f, pin in pinned if f.pin is not None]
-    read = {w.document.path: w for w in _reference_work(own, resolver, repository)}
-    if not read and len(own) == len(pinned):
+    read = _reference_work([(f, pin) for f, pin in pinned if f.pin is not None], resolver, repository)
+    foreign = [(f, pin) for f, pin in pinned if f.pin is None]
+    if not (read or foreign):
         return BackgroundJob.done(([], {}))
+    position = {id(f): i for i, (f, _) in enumerate(pinned)}
+
+    def all_work(resolver: PinResolver, repository: Callable[[], DshRepository]) -> list[_Work]:
+        """Every document's work, in the documents' order."""
+        work = read + _reference_work(foreign, resolver, repository)
+        return sorted(work, key=lambda w: position[id(w.document)])
+
     if kept or background.placement() is Placement.INLINE:
-        work = _reference_work(pinned, resolver, repository, read)
+        work = all_work(resolver, repository)
         _prefetch_references(work, repository)
         return BackgroundJob.inline(
             lambda: (_check_references(work, resolver, repository), {}),
@@ -173,8 +180,7 @@ def _start_references(
 
     def look_up(clone: DshRepository) -> tuple[list[tuple[Pin, Reference]], dict[tuple[str, str], str]]:
         there = PinResolver(resolver.config, lambda: clone)
-        work = _reference_work(pinned, there, lambda: clone, read)
-        return _look_up_references(work, there, lambda: clone), dict(clone.asked)
+        return _look_up_references(all_work(there, lambda: clone), there, lambda: clone), dict(clone.asked)
 
     return in_background(opened(), look_up)
 
@@ -241,19 +247,14 @@ def _reference_work(
     pinned: list[tuple[FindingsFile, Pin]],
     resolver: PinResolver,
     repository: Callable[[], DshRepository],
-    read: Mapping[str, _Work] | None = None,
 ) -> list[_Work]:
     """Each document's names and absence claims, at its pin: of a document not written
-    for dshaudit, only the names it claims of DSH (scoping.py). `read`: the work of the
-    documents written for dshaudit, read already (those with nothing to look up left out)."""
+    for dshaudit, only the names it claims of DSH (scoping.py)."""
     from dshaudit.checking.mentions import absent_claims, document_names
     from dshaudit.documents.names import MAX_NAME_CHARS, lookalike
 
     work: list[_Work] = []
     for f, pin in pinned:
-        if read is not None and f.pin is not None:
-            work += [read[f.path]] if f.path in read else []
-            continue
         items = [(n, SourceLocation(f.path, line, col)) for n, line, col in document_names(f.text)]
         if f.pin is None and items:
             items = _about_dsh(f, items, pin, resolver, repository)

@@ -202,8 +202,8 @@ class GlobSets(dict[str, set[str]]):
         came = [p for p in listing if child.is_regular(p)]
         out = GlobSets()
         for glob, paths in self.items():
-            start, test = _literal_start(glob), glob_predicate(glob)
-            out[glob] = (paths - listing) | {p for p in came if p.startswith(start) and test(p)}
+            test = glob_predicate(glob)
+            out[glob] = (paths - listing) | {p for p in came if test(p)}
         return out
 
 

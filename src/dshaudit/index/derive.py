@@ -274,9 +274,14 @@ def advance(
     return search_fact(search, pin, sorted(kept_hits + new_hits))
 
 
-def fresh_paths(search: Search, changed: tuple[tuple[str | None, str | None], ...]) -> list[str]:
-    """The paths after a change (old path, new path) that the search reads again."""
-    chosen = selector(search.pathspecs)
+def fresh_paths(
+    search: Search,
+    changed: tuple[tuple[str | None, str | None], ...],
+    chosen: Callable[[str], bool] | None = None,
+) -> list[str]:
+    """The paths after a change (old path, new path) that the search reads again
+    (`chosen`: whether its pathspecs select a path, when the caller knows already)."""
+    chosen = chosen or selector(search.pathspecs)
     return sorted({new for _, new in changed if new and chosen(new)})
 
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from dshaudit.git.log import Change, Pickaxe, Step
 from dshaudit.git.repository import DshRepository
 
+if TYPE_CHECKING:
+    from dshaudit.facts.engine import PathTest
 
-class PathTest:
+
+class PathSelection:
     """Which paths one of some tests holds for, each path tested once: the walk asks
     it of the files of every commit, and most of them change again and again."""
 
-    def __init__(self, tests: list[Callable[[str], object]]):
+    def __init__(self, tests: list[PathTest]):
         self._tests = tests
         self._tested: set[str] = set()
         self._held: set[str] = set()
@@ -47,10 +51,10 @@ class FactWatch:
 
         spec = registry()[fact_id]
         self.fact_id = fact_id
-        self._content = PathTest([glob_predicate(g) for g in spec.content_globs])
-        self._names = PathTest([glob_predicate(g) for g in spec.name_globs])
+        self._content = PathSelection([glob_predicate(g) for g in spec.content_globs])
+        self._names = PathSelection([glob_predicate(g) for g in spec.name_globs])
         # The needle narrows `paths` only: `reads` (a file the reducer reads itself) counts whenever it changes.
-        self._needled = PathTest(
+        self._needled = PathSelection(
             [glob_predicate(g) for g in spec.paths] if spec.needle and spec.kind == "query" else []
         )
         self.needles = tuple(spec.needle or ()) if self._needled else ()
@@ -115,7 +119,7 @@ class SearchWatch:
 
         self.spec = searches.parse(fact_id)
         self.ends_only = self.spec.kind == "tree-docs"
-        self._selected = PathTest([selector(self.spec.pathspecs)])
+        self._selected = PathSelection([selector(self.spec.pathspecs)])
         self._changed: dict[str, tuple[tuple[str | None, str | None], ...]] = {}  # commit -> changed_paths
         self.found: dict[tuple[str, str], list[int]] | None = None  # see `regrep`
 
@@ -137,15 +141,14 @@ class SearchWatch:
     def places(self, steps: list[Step]) -> list[tuple[str, str, str]]:
         """(commit, path, blob) of each file a commit changes that this search reads again:
         the regular files (git grep reads no link, no submodule)."""
-        from dshaudit.index.derive import REGULAR_MODES
+        from dshaudit.index.derive import REGULAR_MODES, fresh_paths
 
         if self.ends_only or self.spec.kind != "search":
             return []
         out = []
         for step in steps:
             changed = self.changed_paths(step)
-            selected = self._selected.among(step.touched) if changed else frozenset()
-            fresh = sorted({new for _, new in changed if new in selected})
+            fresh = fresh_paths(self.spec, changed, self._selected.among(step.touched).__contains__) if changed else []
             if not fresh:
                 continue
             blobs = {c.new_path: c.new_blob for c in step.changes if c.new_path and c.new_mode in REGULAR_MODES}
