@@ -73,7 +73,7 @@ def test_findings_name_nothing_that_is_not_at_their_pin(repository):
         items = [(n, SourceLocation(path.name, line, col)) for n, line, col in document_names(text)]
         absent = [(t, SourceLocation(path.name, line, col)) for t, line, col in absent_claims(text)]
         documents.append((items, absent, document_exemptions(text) | PINS))
-    prefetch_references([item for items, _, _ in documents for item in items], snap)
+    prefetch_references([(items, None) for items, _, _ in documents], snap)
     found = [
         r for items, absent, exempt in documents for r in check_references(items, snap, exempt=exempt, absent=absent)
     ]

@@ -86,31 +86,50 @@ def _named(name: Name, plan: Plan) -> set[str]:
     return {name.text, *plan.lookups, plan.fragment.name if plan.fragment is not None else ""} - {""}
 
 
-def _start(plans: list[Plan], snapshot: Snapshot, absent: list[str]) -> list[str]:
+def _start(plans: list[Plan], snapshot: Snapshot, absent: list[str], dated: list[str]) -> list[str]:
     """Start one pass over the tree, in the background, for every name not yet
     known at this commit, the names of fragments whose verdict is not cached
-    yet, and the absence claims; the names whose presence is wanted. The names
-    whose absence makes them phantoms are the ones whose history may be asked
-    for (`dated`): an absence claim or a commit's digits never are."""
+    yet, and the absence claims; the names whose presence is wanted. When one
+    of `dated` turns out to occur nowhere, its history is read at once (`_dated`)."""
     lookups = [x for p in plans if p.kind != PATH for x in p.lookups]
     tokens = [
         t for p in plans if p.fragment is not None and not cached(p.fragment, snapshot.sha) for t in p.fragment.tokens
     ]
-    dated = [x for p in plans if p.kind not in (PATH, COMMIT) for x in p.lookups]
-    dated += [p.fragment.name for p in plans if p.fragment is not None]
     index_for(snapshot).start(presence=lookups, paths=tokens, absent=absent, dated=dated)
     return lookups
 
 
+def _dated(plans: list[Plan], commands: frozenset[str] | None) -> list[str]:
+    """The names a check reports, with the commit that deleted them, when they occur
+    nowhere: their history is worth reading ahead, while the rest of the check runs.
+    Not an absence claim or a commit's digits, which have no such history, and not a
+    name of a document's own shell blocks, which the check leaves out when it is
+    missing (`check_references`): reading a history is a `git log -p` over many
+    commits, not worth starting for a name nobody will ask about."""
+    out: list[str] = []
+    for p in plans:
+        if p.kind in (PATH, COMMIT) or (commands and p.fragment is None and all(x in commands for x in p.lookups)):
+            continue
+        out += p.lookups
+    return out + [p.fragment.name for p in plans if p.fragment is not None]
+
+
 def prefetch_references(
-    items: list[tuple[Name, SourceLocation]], snapshot: Snapshot, absent: list[str] | None = None
+    documents: list[tuple[list[tuple[Name, SourceLocation]], frozenset[str] | None]],
+    snapshot: Snapshot,
+    absent: list[str] | None = None,
 ) -> None:
     """Start looking up, in one pass and in the background, the names and
     absence claims of several documents pinned to the same commit, so that
     `check_references` on each finds them known. Optional: it only saves the
     cold cost of one pass over the tree per document, and lets the caller do
-    other work while git searches. `items`: those `checked_items` keeps."""
-    _start([plan for _, _, plan in _plans(items)], snapshot, absent or [])
+    other work while git searches. `documents`: each one's items, those
+    `checked_items` keeps, and the words of its shell blocks as
+    `check_references` takes them (`commands`)."""
+    planned = [(_plans(items), commands) for items, commands in documents]
+    plans = [plan for each, _ in planned for _, _, plan in each]
+    dated = [x for each, commands in planned for x in _dated([plan for _, _, plan in each], commands)]
+    _start(plans, snapshot, absent or [], dated)
 
 
 def checked_items(
@@ -180,7 +199,8 @@ def check_references(
     plans = _plans(items)
     claims = [text for text, _ in absent]
     excused = [_excused(name, plan, exempt, claims, own) for name, _, plan in plans]
-    lookups = _start([plan for (_, _, plan), why in zip(plans, excused) if why is None], snapshot, claims)
+    looked_up = [plan for (_, _, plan), why in zip(plans, excused) if why is None]
+    lookups = _start(looked_up, snapshot, claims, _dated(looked_up, commands) if history else [])
     present = index.present(lookups)
 
     checked = [plan.fragment for (_, _, plan), why in zip(plans, excused) if why is None and plan.fragment is not None]

@@ -344,7 +344,7 @@ def _prefetch_references(work: list[_Work], repository: Callable[[], DshReposito
     try:
         for pin in sorted({w.pin for w in work}, key=lambda p: p.sha):
             prefetch_references(
-                [i for w in work if w.pin == pin for i in w.checked()],
+                [(w.checked(), w.commands) for w in work if w.pin == pin],
                 repository().snapshot(pin.sha, pin.name),
                 [t for w in work if w.pin == pin for t, _ in w.absent],
             )
@@ -356,7 +356,10 @@ def _look_up_references(
     work: list[_Work], resolver: PinResolver, repository: Callable[[], DshRepository]
 ) -> list[tuple[Pin, Reference]]:
     _prefetch_references(work, repository)
-    return _check_references(work, resolver, repository)
+    try:
+        return _check_references(work, resolver, repository)
+    finally:
+        _stop_references(work, repository)  # a history read ahead that no name needed: git is not left running
 
 
 def _stop_references(work: list[_Work], repository: Callable[[], DshRepository]) -> None:

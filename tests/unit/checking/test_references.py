@@ -20,6 +20,7 @@ from dshaudit.documents.names import CODE, DOTTED, IDENTIFIER, PACKAGE, STRING, 
 from dshaudit.git.grep import EMPTY_TREE
 from dshaudit.git.repository import DshRepository
 from dshaudit.index import namegrep, nameindex, quoted
+from dshaudit.index.namehistory import NameHistory
 from dshaudit.lang import matching
 from dshaudit.lang.fragments import parse_fragment
 from dshaudit.platform import cache
@@ -148,6 +149,19 @@ def test_a_deleted_name_names_the_commit_that_deleted_it(snap, dsh):
     assert ref.status is ReferenceStatus.DELETED
     assert f"deleted at {shas['v2'][:8]} 2026-08-02" in ref.message
     assert "drop the legacy helper" in ref.message
+
+
+def test_a_history_is_read_ahead_only_for_a_missing_name_the_check_reports(snap, monkeypatch):
+    """A name missing at the pin has its history read at once, beside the rest of the check,
+    unless the check leaves it out (a word of the document's own shell blocks)."""
+    started = []
+    read_ahead = NameHistory.start
+    monkeypatch.setattr(NameHistory, "start", lambda self, *a: (started.append(self.sha), read_ahead(self, *a))[1])
+    items = [(Name("ShellOnlyField", CODE, 0, 14), where())]
+    assert check_references(items, snap, exempt=set(), absent=[], commands=frozenset({"ShellOnlyField"})) == []
+    assert started == []
+    [ref] = check_references(items, snap, exempt=set(), absent=[], commands=frozenset())
+    assert ref.status is ReferenceStatus.PHANTOM and started == [snap.sha]
 
 
 def test_a_dotted_name_needs_every_component(snap):
