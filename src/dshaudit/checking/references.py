@@ -95,6 +95,9 @@ def _start(plans: list[Plan], snapshot: Snapshot, absent: list[str], dated: list
     tokens = [
         t for p in plans if p.fragment is not None and not cached(p.fragment, snapshot.sha) for t in p.fragment.tokens
     ]
+    # Digits that name none of the clone's commits are quoted from the files that hold them (`_commit`):
+    # those files are found in this pass too, not in one of their own once the rest is done.
+    tokens += [p.lookups[0] for p in plans if p.kind == COMMIT and snapshot.repository.commit_of(p.lookups[0]) is None]
     index_for(snapshot).start(presence=lookups, paths=tokens, absent=absent, dated=dated)
     return lookups
 

@@ -850,6 +850,21 @@ def test_a_new_commit_with_odd_paths_is_indexed_from_a_base_as_a_cold_pass_finds
 # -- commits --------------------------------------------------------------------------
 
 
+def test_digits_quoted_from_the_tree_are_found_in_the_one_pass_from_a_base(make_repo, fresh_cache):
+    """At a commit indexed from an earlier one, the files that hold digits naming no commit of
+    the clone are found by the same pass as the other names, not by one of their own after it."""
+    upstream = "0a1b2c3d4e5f60718293"
+    repo = make_repo({"vendor/manifest.txt": f"upstream: {upstream}\n"}, {"notes.txt": "laterName\n"})
+    check(repo.snapshot(0), upstream, "laterName")
+    snapshot = repo.snapshot(1)
+    index = nameindex.index_for(snapshot)
+    quoted, later = check(snapshot, upstream, "laterName")
+    assert index.base == repo.shas[0]
+    assert quoted.status is ReferenceStatus.OK and "vendor/manifest.txt" in quoted.message
+    assert later.status is ReferenceStatus.OK
+    assert index.git_calls == 1
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [("99f6f02f", "commit"), ("99f6f02fecdb7dff40c3fbc9470f5907c29f74ca", "commit"), ("deadbeef", "identifier")],
