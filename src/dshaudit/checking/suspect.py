@@ -221,23 +221,24 @@ def _enclosing(region: tuple[LineRange, ...], view: FileView) -> list[str]:
 def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | None:
     """None when `name` is on the region; else where it is in the file ('' when nowhere)."""
     last = name.rsplit(".", 1)[-1].removesuffix("()")
-    declared = view.declarations.get(name) or view.declarations.get(last) or ()
     lo, hi = min(r.start for r in region), max(r.end for r in region)
-    if any(name == d or d.endswith("." + last) or d == last for d in _enclosing(region, view)):
-        return None
+    # The cited lines read first: a line of code that holds the name settles it without the
+    # file's declarations, which a version of a file time travel tries would parse for nothing.
+    in_comment = False
     for r in region:
         for n in range(r.start, r.end + 1):
             line = view.lines[n - 1] if n - 1 < len(view.lines) else ""
             if squash(name) and squash(name) in squash(line):
-                # A mention in a comment does not count when the name is declared elsewhere:
-                # the citation points at a remark about the thing, not at the thing.
-                if (
-                    declared
-                    and _COMMENT_LINE_RE.match(line)
-                    and not any(s.start <= hi and lo <= s.end for s in declared)
-                ):
-                    continue
-                return None
+                if not _COMMENT_LINE_RE.match(line):
+                    return None
+                in_comment = True
+    declared = view.declarations.get(name) or view.declarations.get(last) or ()
+    if any(name == d or d.endswith("." + last) or d == last for d in _enclosing(region, view)):
+        return None
+    # A mention in a comment does not count when the name is declared elsewhere:
+    # the citation points at a remark about the thing, not at the thing.
+    if in_comment and not (declared and not any(s.start <= hi and lo <= s.end for s in declared)):
+        return None
     words = name.split()
     # A command or phrase (`codex app-server --stdio`) the lines spell out word by word: `'codex', 'app-server'`.
     if len(words) > 1 and all(

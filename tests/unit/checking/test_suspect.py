@@ -122,6 +122,28 @@ def test_the_head_of_a_block_speaks_for_its_body():
     assert got and "declared at lines 7-8" in got
 
 
+class _Unread(dict):
+    """Declarations that fail the test when read: the file would have been parsed for them."""
+
+    def get(self, *args):
+        raise AssertionError("the declarations were read")
+
+    def items(self):
+        raise AssertionError("the declarations were read")
+
+
+def test_a_line_of_code_that_holds_the_name_needs_no_declarations():
+    # `start` on line 17, a line of code: held, without the file's declarations.
+    assert suspect(Inferred(("start",), (), ()), (LineRange(17, 17),), FileView(EVENTS, _Unread())) is None
+    # On a comment line (20 names `handle`) the declarations decide: a comment about a thing
+    # declared elsewhere is not the thing.
+    with pytest.raises(AssertionError, match="declarations were read"):
+        suspect(Inferred(("handle",), (), ()), (LineRange(20, 20),), FileView(EVENTS, _Unread()))
+    declared = FileView(EVENTS, {"handle": (LineRange(19, 19),)}, WordIndex(EVENTS))
+    got = suspect(Inferred(("handle",), (), ()), (LineRange(20, 20),), declared)
+    assert got and "declared at line 19" in got
+
+
 def test_a_citation_set_after_a_full_stop_belongs_to_the_sentence_before():
     chunk = "- `internal/status` — A fiber changed state. ([`events.ts:8`](../events.ts))\n"
     (got,) = infer(chunk, [(chunk.index("events.ts:8"), chunk.index("events.ts:8") + 11)], [])
