@@ -40,6 +40,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -94,21 +95,47 @@ LANGUAGES = ("typescript", "tsx")
 
 @dataclass
 class Outcome:
-    """One process: wall seconds, peak resident memory of the process itself, and
-    whether it was stopped at its timeout."""
+    """One process: wall seconds, peak resident memory of the process itself, whether
+    it was stopped at its timeout, and whether it left processes of its own running."""
 
     wall: float
     peak_mib: int
     timed_out: bool
+    left_running: bool = False
+
+
+def _left_in_group(group: int) -> bool:
+    """Whether a process of the group is still running (zombies aside), by /proc; where
+    there is no /proc, whether the group can still be signalled at all."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(group, 0)
+        except OSError:
+            return False
+        return True
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # ended meanwhile
+        if len(fields) > 2 and fields[2] == str(group) and fields[0] != "Z":
+            return True
+    return False
 
 
 def run_once(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = TIMEOUT) -> Outcome:
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """Time one process. It runs in a process group of its own: whatever it leaves running
+    when it exits (a git it did not stop) is stopped then, and said, since it would go on
+    spending the CPU of the figure timed next."""
+    proc = subprocess.Popen(
+        argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     stopped = threading.Event()
 
     def stop() -> None:
         stopped.set()
-        proc.kill()
+        _stop_group(proc.pid)
 
     stopper = threading.Timer(timeout, stop)
     start = time.perf_counter()
@@ -118,9 +145,19 @@ def run_once(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = T
     stopper.cancel()
     timed_out = stopped.is_set()
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keeps Popen from waiting again
+    left = _left_in_group(proc.pid)
+    if left:
+        _stop_group(proc.pid)
     if not timed_out and proc.returncode not in (0, 1):
         raise SystemExit(f"bench: `{' '.join(argv)}` exited {proc.returncode}")
-    return Outcome(min(wall, timeout) if timed_out else wall, usage.ru_maxrss // 1024, timed_out)
+    return Outcome(min(wall, timeout) if timed_out else wall, usage.ru_maxrss // 1024, timed_out, left)
+
+
+def _stop_group(group: int) -> None:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass  # every process of it has ended
 
 
 @dataclass
@@ -155,6 +192,9 @@ class Timed:
         runs = ", ".join(f"{s:.2f}" for s in self.totals(step))
         peak = max(o.peak_mib for r in self.rounds for o in (r if step is None else [r[step]]))
         over = f" (stopped at the {self.timeout:.0f} s timeout)" if self.timed_out(step) else ""
+        outcomes = [o for r in self.rounds for o in (r if step is None else [r[step]])]
+        if any(o.left_running for o in outcomes):
+            over += " (left processes running when it exited: stopped, not timed)"
         return f"  {text or self.text:<52} median {self.median(step):7.3f} s{over}  (runs {runs}; peak {peak} MiB)"
 
 
