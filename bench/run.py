@@ -96,12 +96,14 @@ LANGUAGES = ("typescript", "tsx")
 @dataclass
 class Outcome:
     """One process: wall seconds, peak resident memory of the process itself, whether
-    it was stopped at its timeout, and whether it left processes of its own running."""
+    it was stopped at its timeout, whether it left processes of its own running, and
+    the CPU seconds of it and of every process it waited for (its threads' included)."""
 
     wall: float
     peak_mib: int
     timed_out: bool
     left_running: bool = False
+    cpu: float = 0.0
 
 
 def _left_in_group(group: int) -> bool:
@@ -150,7 +152,8 @@ def run_once(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = T
         _stop_group(proc.pid)
     if not timed_out and proc.returncode not in (0, 1):
         raise SystemExit(f"bench: `{' '.join(argv)}` exited {proc.returncode}")
-    return Outcome(min(wall, timeout) if timed_out else wall, usage.ru_maxrss // 1024, timed_out, left)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Outcome(min(wall, timeout) if timed_out else wall, usage.ru_maxrss // 1024, timed_out, left, cpu)
 
 
 def _stop_group(group: int) -> None:
@@ -184,18 +187,26 @@ class Timed:
     def median(self, step: int | None = None) -> float:
         return statistics.median(self.totals(step))
 
+    def cpu_median(self, step: int | None = None) -> float:
+        """The median over rounds of the CPU seconds the figure's processes spent."""
+        return statistics.median(sum(o.cpu for o in r) if step is None else r[step].cpu for r in self.rounds)
+
     def timed_out(self, step: int | None = None) -> bool:
         return any(o.timed_out for r in self.rounds for o in (r if step is None else [r[step]]))
 
     def line(self, step: int | None = None, text: str | None = None) -> str:
-        """The figure's median, each round's seconds and the largest peak memory."""
+        """The figure's median, each round's seconds, the median CPU seconds and the largest peak memory."""
         runs = ", ".join(f"{s:.2f}" for s in self.totals(step))
         peak = max(o.peak_mib for r in self.rounds for o in (r if step is None else [r[step]]))
         over = f" (stopped at the {self.timeout:.0f} s timeout)" if self.timed_out(step) else ""
         outcomes = [o for r in self.rounds for o in (r if step is None else [r[step]])]
         if any(o.left_running for o in outcomes):
             over += " (left processes running when it exited: stopped, not timed)"
-        return f"  {text or self.text:<52} median {self.median(step):7.3f} s{over}  (runs {runs}; peak {peak} MiB)"
+        cpu = self.cpu_median(step)
+        return (
+            f"  {text or self.text:<52} median {self.median(step):7.3f} s{over}"
+            f"  (runs {runs}; CPU {cpu:.2f} s; peak {peak} MiB)"
+        )
 
 
 def in_turn(runs: int, *figures: Timed) -> None:
@@ -214,6 +225,11 @@ def verdict(value: float, target: float) -> str:
 def ratio_line(text: str, numerator: float, denominator: float, target: float, goal: str = "") -> str:
     ratio = numerator / denominator
     return f"  -> {text:<49} {ratio:6.2f}x   target <= {target:.1f}x{goal}: {verdict(ratio, target)}"
+
+
+def cpu_line(text: str, numerator: float, denominator: float) -> str:
+    """CPU seconds against CPU seconds: how much work, whatever the cores it kept busy."""
+    return f"  -> {text:<49} {numerator / denominator:6.2f}x   (CPU against CPU, for reference: no target)"
 
 
 def seconds_line(text: str, seconds: float, target: float) -> str:
@@ -329,6 +345,7 @@ class Bench:
         in_turn(self.runs, *[f for f in (pair, scan, grep) if f])
         if scan:
             print(ratio_line("cold check + facts / ast-grep scan", pair.median(), scan.median(), 1.0, " (goal 0.5x)"))
+            print(cpu_line("CPU of the cold check + facts / of the scan", pair.cpu_median(), scan.cpu_median()))
         else:
             self.no_ast_grep()
         print(
@@ -383,6 +400,7 @@ class Bench:
         in_turn(self.runs, *[f for f in (cold, scan, warm) if f])
         if scan:
             print(ratio_line("cold handbook check / ast-grep scan", cold.median(), scan.median(), 1.0))
+            print(cpu_line("CPU of the cold handbook check / of the scan", cold.cpu_median(), scan.cpu_median()))
         else:
             self.no_ast_grep()
         print(seconds_line("warm handbook check", warm.median(), 0.3))
@@ -400,6 +418,7 @@ class Bench:
         check = Timed("cold check --pin rc2", [[self.exe, "check", "--pin", "rc2"]], env, before=self.emptied(cache))
         in_turn(self.runs, history, check)
         print(ratio_line("history / check --pin rc2", history.median(), check.median(), 2.0))
+        print(cpu_line("CPU of history / of check --pin rc2", history.cpu_median(), check.cpu_median()))
 
     def lsp(self) -> None:
         """The language server's re-check after a keystroke, in the Python of the

@@ -54,3 +54,10 @@ def test_a_process_left_running_is_stopped_and_said(bench, tmp_path):
 
     tidy = bench.run_once([sys.executable, "-c", "pass"], dict(os.environ), tmp_path, timeout=30)
     assert not tidy.left_running and tidy.wall < 30
+
+
+def test_the_cpu_of_a_timed_process_counts_the_processes_it_waits_for(bench, tmp_path):
+    spins = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end:\n    pass\n"
+    waits = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {spins!r}], check=True)"
+    outcome = bench.run_once([sys.executable, "-c", waits], dict(os.environ), tmp_path, timeout=30)
+    assert outcome.cpu >= 0.3
