@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import write_findings
+
 PROBE = """
 import sys
 from dshaudit.cli import main
@@ -59,3 +61,15 @@ def test_facts_loads_no_check_until_a_tree_docs_fact_is_measured(tmp_path):
     out, modules = loaded("facts", "--repo", str(tmp_path / "no-clone"), cwd=tmp_path)
     assert "dshaudit.facts.book" in modules
     assert not {m for m in modules if m.startswith(("dshaudit.moves", "dshaudit.checking"))}
+
+
+def test_a_check_read_back_from_its_kept_outcome_loads_no_parser(workspace):
+    """Run again on the same inputs, `check` reads the outcome the first run kept: it parses
+    no Markdown and measures no fact, so it loads neither (a warm run is mostly start-up)."""
+    write_findings(workspace, "Cited: `vendor/cordis/src/context.ts:14` → `this.fiber`.\n")
+    parsers = ("markdown_it", "dshaudit.documents.markdown", "dshaudit.facts.book", "tree_sitter_typescript")
+    first, modules = loaded("check", cwd=workspace)
+    assert {m for m in modules if m.startswith(parsers)}  # the first run parses: the probe can tell
+    again, modules = loaded("check", cwd=workspace)
+    assert again == first and "1 citations" in again
+    assert not {m for m in modules if m.startswith(parsers)}

@@ -60,9 +60,9 @@ class LazyRepository:
 
 def _provide_facts() -> None:
     """The facts measured above the facts package: a `tree-docs(...)` fact runs a check."""
-    from dshaudit.facts import book as facts
+    from dshaudit.facts.provided import provide
 
-    facts.provide("tree-docs", _measure_tree_docs)
+    provide("tree-docs", _measure_tree_docs)
 
 
 def _measure_tree_docs(*args: Any) -> Fact:

@@ -14,8 +14,6 @@ from pathlib import Path
 
 from dshaudit.core.errors import InputError
 from dshaudit.core.model import Citation, Claim
-from dshaudit.documents.frontmatter import FrontMatterError, parse_pin_line, read_front_matter
-from dshaudit.documents.markdown import citations_in_markdown, claims_in_markdown
 from dshaudit.platform.writing import ReadFile, read_regular
 
 MAX_FINDINGS_BYTES = 20 * 1024 * 1024
@@ -131,6 +129,11 @@ def parse_findings(text: str, shown: str, web_url: str | None = None, read: Read
     """A findings file from its text: read from disk by `load_findings_file` (`read`
     is the file as read, for a writer to check), or an editor's buffer (the
     language server); `shown` names it in messages."""
+    # Imported here, not above: a run that reads a kept outcome back lists and hashes the
+    # findings without parsing them, and YAML and Markdown are most of what it would load.
+    from dshaudit.documents.frontmatter import FrontMatterError, parse_pin_line, read_front_matter
+    from dshaudit.documents.markdown import citations_in_markdown, claims_in_markdown
+
     text = normalise_text(text)
     front = read_front_matter(text, shown)
     pin = front.data.get("pin")

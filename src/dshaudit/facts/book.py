@@ -15,6 +15,7 @@ from dshaudit.documents import searches
 from dshaudit.facts import parallel
 from dshaudit.facts.engine import FactContext, Measurement
 from dshaudit.facts.perfile import per_file_partial
+from dshaudit.facts.provided import PROVIDED
 from dshaudit.facts.reducers import COMBINE, PER_FILE, SEARCHES, WHOLE, Partials, evidence
 from dshaudit.facts.specs import DetectorSpec, detector_version, load_specs
 from dshaudit.git.snapshot import Snapshot
@@ -171,18 +172,6 @@ def _measure(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
     return Fact(spec.id, spec.definition, pin, FactStatus.OK, m.value, dict(m.fields), tuple(m.evidence))
 
 
-# Facts whose measure lives above this package: a `tree-docs(...)` fact runs a whole
-# check. The layer that has it registers it here (`provide`), so that this package
-# imports nothing above itself.
-ProvidedMeasure = Callable[["searches.Search", Pin, "PinResolver", Callable[[], "DshRepository"]], Fact]
-_PROVIDED: dict[str, ProvidedMeasure] = {}
-
-
-def provide(kind: str, measure: ProvidedMeasure) -> None:
-    """Measure facts of `kind` (a search kind such as `tree-docs`) with `measure`."""
-    _PROVIDED[kind] = measure
-
-
 @lru_cache(maxsize=1)
 def registry() -> dict[str, DetectorSpec]:
     """The detectors, each checked against its reducer: a whole-tree reducer runs no
@@ -243,10 +232,10 @@ class FactBook:
             ctx = self._context(pin)
             if searches.split(fact_id) is None:
                 self._facts[key] = measure_one(registry()[fact_id], ctx, pin)
-            elif (parsed := searches.parse(fact_id)).kind in _PROVIDED:
+            elif (parsed := searches.parse(fact_id)).kind in PROVIDED:
                 if self._resolver is None:
                     raise RuntimeError(f"{parsed.kind} facts need the FactBook's pin resolver")
-                measure = _PROVIDED[parsed.kind]
+                measure = PROVIDED[parsed.kind]
                 self._facts[key] = measure(parsed, pin, self._resolver, self._repository_factory)
             else:
                 self._facts[key] = search.measure(parsed, ctx.snapshot, pin)
