@@ -73,6 +73,7 @@ class DshRepository:
         # What each revision names, asked of git once per handle as the tags are (the language
         # server re-checks a document at every keystroke); a fetch into the clone forgets them.
         self._revisions: dict[str, str | None] = {}
+        self._kinds: dict[str, str | None] = {}  # object id -> its kind, kept and forgotten as revisions are
         if self.is_shallow():
             raise RepoError(
                 f"{origin}: is a shallow clone; citations cannot be checked against partial history "
@@ -130,6 +131,7 @@ class DshRepository:
         """Bring a cached clone up to date when a pin names a commit it lacks."""
         ui.note(f"fetching {self.origin} for commit {sha}")
         self._revisions.clear()
+        self._kinds.clear()
         done = _fetch(self.git_dir, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
         if done.returncode == 0 and not self.has_commit(sha):
             # Not on a branch or tag (a pull request's commit, say): ask for it by id.
@@ -158,7 +160,9 @@ class DshRepository:
         tag object), `tree` or `blob`; None when the clone does not hold it."""
         if not SHA_RE.match(sha):
             return None
-        kind = self._objects.kind(sha)
+        if sha not in self._kinds:
+            self._kinds[sha] = self._objects.kind(sha)
+        kind = self._kinds[sha]
         self.asked[(ASKED_TYPE, sha)] = kind or ""
         return kind
 

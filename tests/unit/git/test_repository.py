@@ -209,3 +209,29 @@ def test_a_handle_asks_git_once_what_a_revision_names_until_a_fetch(fixture_repo
         assert handle.resolve_abbreviated(new[:10]) == new
     finally:
         handle.close()
+
+
+def test_a_handle_asks_git_once_what_kind_an_object_is_until_a_fetch(fixture_repo, tmp_path, monkeypatch):
+    """Digits in a document are asked about before the names' pass and again for the message:
+    the handle answers the second time itself, and asks again once a fetch may have brought the object."""
+    from dshaudit.git import objects
+    from dshaudit.git.repository import DshRepository
+
+    upstream, clone = tmp_path / "upstream", tmp_path / "clone.git"
+    git(tmp_path, "clone", "-q", "--no-local", str(fixture_repo.path), str(upstream))
+    git(tmp_path, "clone", "-q", "--bare", "--no-local", str(upstream), str(clone))
+    (upstream / "NEW.md").write_text("new upstream work\n")
+    git(upstream, "add", "NEW.md")
+    git(upstream, "commit", "-q", "-m", "new upstream commit")
+    new = git(upstream, "rev-parse", "HEAD")
+    handle = DshRepository(clone, f"file://{upstream}", cached=True)
+    asked: list[str] = []
+    real = objects.ObjectReader.kind
+    monkeypatch.setattr(objects.ObjectReader, "kind", lambda self, oid: (asked.append(oid), real(self, oid))[1])
+    try:
+        assert handle.object_type(new) is None and handle.commit_of(new) is None
+        assert asked == [new]
+        handle.fetch_missing(new)
+        assert handle.object_type(new) == "commit" and handle.commit_of(new) == new
+    finally:
+        handle.close()
