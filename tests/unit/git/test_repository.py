@@ -188,16 +188,8 @@ def test_a_handle_asks_git_once_what_a_revision_names_until_a_fetch(fixture_repo
     """The language server re-checks a document at every keystroke through one handle: it
     remembers what each revision names, and forgets it when a fetch may have changed that."""
     from dshaudit.git import run
-    from dshaudit.git.repository import DshRepository
 
-    upstream, clone = tmp_path / "upstream", tmp_path / "clone.git"
-    git(tmp_path, "clone", "-q", "--no-local", str(fixture_repo.path), str(upstream))
-    git(tmp_path, "clone", "-q", "--bare", "--no-local", str(upstream), str(clone))
-    (upstream / "NEW.md").write_text("new upstream work\n")
-    git(upstream, "add", "NEW.md")
-    git(upstream, "commit", "-q", "-m", "new upstream commit")
-    new = git(upstream, "rev-parse", "HEAD")
-    handle = DshRepository(clone, f"file://{upstream}", cached=True)
+    handle, new = _cached_clone_one_commit_behind(fixture_repo, tmp_path)
     asked: list[str] = []
     real = run.run
     monkeypatch.setattr(run, "run", lambda args, *a, **k: (asked.append(args[0]), real(args, *a, **k))[1])
@@ -215,16 +207,8 @@ def test_a_handle_asks_git_once_what_kind_an_object_is_until_a_fetch(fixture_rep
     """Digits in a document are asked about before the names' pass and again for the message:
     the handle answers the second time itself, and asks again once a fetch may have brought the object."""
     from dshaudit.git import objects
-    from dshaudit.git.repository import DshRepository
 
-    upstream, clone = tmp_path / "upstream", tmp_path / "clone.git"
-    git(tmp_path, "clone", "-q", "--no-local", str(fixture_repo.path), str(upstream))
-    git(tmp_path, "clone", "-q", "--bare", "--no-local", str(upstream), str(clone))
-    (upstream / "NEW.md").write_text("new upstream work\n")
-    git(upstream, "add", "NEW.md")
-    git(upstream, "commit", "-q", "-m", "new upstream commit")
-    new = git(upstream, "rev-parse", "HEAD")
-    handle = DshRepository(clone, f"file://{upstream}", cached=True)
+    handle, new = _cached_clone_one_commit_behind(fixture_repo, tmp_path)
     asked: list[str] = []
     real = objects.ObjectReader.kind
     monkeypatch.setattr(objects.ObjectReader, "kind", lambda self, oid: (asked.append(oid), real(self, oid))[1])
@@ -235,3 +219,16 @@ def test_a_handle_asks_git_once_what_kind_an_object_is_until_a_fetch(fixture_rep
         assert handle.object_type(new) == "commit" and handle.commit_of(new) == new
     finally:
         handle.close()
+
+
+def _cached_clone_one_commit_behind(fixture_repo, tmp_path):
+    """A handle on a cached bare clone whose upstream has one commit more; and that commit."""
+    from dshaudit.git.repository import DshRepository
+
+    upstream, clone = tmp_path / "upstream", tmp_path / "clone.git"
+    git(tmp_path, "clone", "-q", "--no-local", str(fixture_repo.path), str(upstream))
+    git(tmp_path, "clone", "-q", "--bare", "--no-local", str(upstream), str(clone))
+    (upstream / "NEW.md").write_text("new upstream work\n")
+    git(upstream, "add", "NEW.md")
+    git(upstream, "commit", "-q", "-m", "new upstream commit")
+    return DshRepository(clone, f"file://{upstream}", cached=True), git(upstream, "rev-parse", "HEAD")
