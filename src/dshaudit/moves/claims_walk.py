@@ -104,13 +104,13 @@ class ClaimsWalk:
         return histories, changed, touched
 
     @staticmethod
-    def at_ends_only(claim: Claim) -> bool:
-        """Whether the claim's fact is measured at FROM and TO only (a tree-docs fact): no commit is walked for it."""
-        from dshaudit.documents.searches import parse
+    def of_search(claim: Claim) -> bool:
+        """Whether the claim's fact is a search (`search(...)`, `tree-docs(...)`) rather than
+        one of the registry's detectors (history.py walks the two kinds side by side)."""
         from dshaudit.facts.book import registry
 
         fact_id = None if claim.problem else split_ref(claim.ref, set(registry()))[0]
-        return bool(fact_id and search_split(fact_id) and parse(fact_id).kind == "tree-docs")
+        return bool(fact_id and search_split(fact_id))
 
     def _regrep(self, watches: list[SearchWatch]) -> None:
         """Each search's matches in the files the commits change, found before the walk
@@ -209,9 +209,9 @@ def walk_claims(
     ).run()
 
 
-def merge_claims(here: list[bool], elsewhere: ClaimsAnswer, ends: ClaimsAnswer) -> ClaimsAnswer:
+def merge_claims(in_second: list[bool], first: ClaimsAnswer, second: ClaimsAnswer) -> ClaimsAnswer:
     """Two claims' walks of the same commits as one: the histories in the claims' order
-    (`here[i]`: the i-th claim is in `ends`), the commits' counts added."""
-    a, b = iter(elsewhere[0]), iter(ends[0])
-    histories = [next(b) if h else next(a) for h in here]
-    return (histories, [x + y for x, y in zip(elsewhere[1], ends[1])], [x or y for x, y in zip(elsewhere[2], ends[2])])
+    (`in_second[i]`: the i-th claim was walked by the second), the commits' counts added."""
+    a, b = iter(first[0]), iter(second[0])
+    histories = [next(b) if s else next(a) for s in in_second]
+    return (histories, [x + y for x, y in zip(first[1], second[1])], [x or y for x, y in zip(first[2], second[2])])

@@ -71,16 +71,19 @@ class Walk:
         repo = self.repository()
         steps = read_steps(repo, self.from_pin.sha, self.to_pin.sha)
         claims = [c for f in self.files for c in f.claims]
-        # Two jobs started before this walk of the citations (background.py says where they run):
-        # one walks the claims commit by commit, the other measures those of facts taken at the
-        # two ends only (whole docs checks, the most work of all).
-        ends = [ClaimsWalk.at_ends_only(c) for c in claims]
+        # Two jobs started before this walk of the citations (background.py says where they run),
+        # each walking some of the claims: those of the registry's detectors (tree-sitter parses
+        # of the commits' changed files); and those of searches (git's greps of them, and the
+        # whole docs checks of tree-docs facts at the two ends). Split so, the three take about
+        # as long, and neither core waits at the end for one of them.
+        of_searches = [ClaimsWalk.of_search(c) for c in claims]
         jobs = [
-            self._claims_job(repo, [c for c, e in zip(claims, ends) if e == wanted], steps) for wanted in (False, True)
+            self._claims_job(repo, [c for c, s in zip(claims, of_searches) if s == wanted], steps)
+            for wanted in (False, True)
         ]
         try:
             citations, at_from, commits = self._walk_citations(repo, steps)
-            histories, changed, touched = merge_claims(ends, jobs[0].result(), jobs[1].result())
+            histories, changed, touched = merge_claims(of_searches, jobs[0].result(), jobs[1].result())
         except BaseException:
             for job in jobs:
                 job.stop()
