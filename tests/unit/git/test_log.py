@@ -11,6 +11,7 @@ import pytest
 from dshaudit.core.errors import InputError, RepoError
 from dshaudit.git.log import Change, Commit, Pickaxe, describe, first_parent_path, read_steps
 from dshaudit.git.repository import DshRepository
+from dshaudit.git.snapshot import Snapshot
 from fixture_repo import _commit, _write, git
 
 LINES = "".join(f"line {i}\n" for i in range(20))
@@ -121,11 +122,33 @@ def test_a_step_derives_the_tree_git_lists(changing):
     repository, shas = changing
     tree = repository.snapshot(shas[0])
     for step in read_steps(repository, shas[0], shas[2]):
+        tree.blob_ids()  # known before the step: the derived tree's are the parent's, changed
         tree = step.tree(tree)
         listed = DshRepository(Path(repository.git_dir), "again").snapshot(step.commit.sha)
         assert {p: e for p, e in tree.index().items() if e[1] != "tree"} == {
             p: e for p, e in listed.index().items() if e[1] != "tree"
         }
+        assert list(tree.blob_ids().items()) == list(listed.blob_ids().items())
+
+
+def test_a_derived_tree_lists_the_regular_files_a_fresh_listing_gives_in_order(changing):
+    """A file that becomes a link or a submodule leaves the regular files; one that comes
+    takes its place in path order."""
+    repository, shas = changing
+    tree = repository.snapshot(shas[0])
+    before = tree.blob_ids()
+    some, other = sorted(before)[:2]
+    changed = tree.derive(
+        "e" * 40,
+        [other],
+        [(some, "120000", "1" * 40), ("a/first.ts", "100644", "2" * 40), ("zz/sub", "160000", "3" * 40)],
+    )
+    fresh = Snapshot(repository, "e" * 40)
+    fresh._index = changed.index()
+    assert list(changed.blob_ids().items()) == list(fresh.blob_ids().items())
+    assert some not in changed.blob_ids() and other not in changed.blob_ids()
+    assert changed.blob_ids()["a/first.ts"] == "2" * 40 and "zz/sub" not in changed.blob_ids()
+    assert before == tree.blob_ids() and len(before) == len(changed.blob_ids()) + 1
 
 
 def test_a_derived_tree_shares_what_depends_on_its_files_only_when_they_are_the_same(changing):
