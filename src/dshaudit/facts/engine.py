@@ -48,13 +48,19 @@ class Layout:
         self.test_dirs = frozenset(table["test_dirs"])
         self.test_file_suffixes = tuple(table["test_file_suffixes"])
         self.test_support = tuple(f"{folder.rstrip('/')}/" for folder in table["test_support"])
+        # Each path's answer, kept: `history` counts the tree's test files again at every
+        # commit that adds or removes one, and the tree is mostly the same paths each time.
+        self._tests: dict[str, bool] = {}
 
     def is_test_path(self, path: str) -> bool:
         """A test file: its name ends in a test suffix (`.spec.ts`), or a test
         folder (`tests`, `__tests__`) is on its path."""
-        if path.endswith(self.test_file_suffixes):
-            return True
-        return any(part in self.test_dirs for part in path.split("/")[:-1])
+        known = self._tests.get(path)
+        if known is None:
+            known = self._tests[path] = path.endswith(self.test_file_suffixes) or any(
+                part in self.test_dirs for part in path.split("/")[:-1]
+            )
+        return known
 
     def is_test_support(self, path: str) -> bool:
         """Under a folder of test helpers that are not tests by name."""
