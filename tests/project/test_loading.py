@@ -73,3 +73,19 @@ def test_a_check_read_back_from_its_kept_outcome_loads_no_parser(workspace):
     again, modules = loaded("check", cwd=workspace)
     assert again == first and "1 citations" in again
     assert not {m for m in modules if m.startswith(parsers)}
+
+
+def test_a_page_not_written_for_dshaudit_is_read_back_without_a_yaml_parser(workspace):
+    """Its front matter names no pin, which its letters tell: the key of its kept outcome
+    needs no YAML. A page with a `pin:` is parsed, as its pin may be its own."""
+    page = workspace / "guide.md"
+    page.write_text("---\ntitle: A guide\ntags: [agents]\n---\n# Guide\n\nSee `vendor/cordis/src/context.ts:14`.\n")
+    first, modules = loaded("check", "guide.md", "--pin", "v1", cwd=workspace)
+    assert "yaml" in modules  # the first run reads the front matter: the probe can tell
+    again, modules = loaded("check", "guide.md", "--pin", "v1", cwd=workspace)
+    assert again == first and "1 citations" in again
+    assert "yaml" not in modules
+    write_findings(workspace, "Cited: `vendor/cordis/src/context.ts:14` → `this.fiber`.\n")
+    loaded("check", cwd=workspace)
+    _, modules = loaded("check", cwd=workspace)
+    assert "yaml" in modules

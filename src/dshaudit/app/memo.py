@@ -105,10 +105,15 @@ def kept_outcome(
 
 def _has_pin(data: bytes) -> bool:
     """Whether the document's front matter names a pin (a document written for dshaudit)."""
+    from dshaudit.documents.frontblock import may_name_pin
+
+    text = data.decode("utf-8", "replace")
+    if not may_name_pin(text):
+        return False
     from dshaudit.documents.frontmatter import FrontMatterError, split_front_matter
 
     try:
-        front = split_front_matter(data.decode("utf-8", "replace"), "")[0]
+        front = split_front_matter(text, "")[0]
     except (FrontMatterError, InputError):
         return False
     return bool(front.get("pin"))

@@ -12,15 +12,14 @@ from typing import Any
 import yaml
 
 from dshaudit.core.errors import InputError
+from dshaudit.documents.frontblock import MAX_FRONT_MATTER_BYTES, find_block
 
 
 class FrontMatterError(InputError):
     """The front matter cannot be read (lint reports it under its own code)."""
 
 
-# Limits on what a findings file may make dshaudit do: beyond them a file is
-# refused with its line (exit 2), never parsed at any cost (SECURITY.md).
-MAX_FRONT_MATTER_BYTES = 64 * 1024
+# Limits on what a findings file may make dshaudit do (MAX_FRONT_MATTER_BYTES with them).
 MAX_FRONT_MATTER_DEPTH = 16  # mappings and lists inside one another
 MAX_FRONT_MATTER_NODES = 10_000
 MAX_YAML_INT_DIGITS = 100
@@ -102,22 +101,18 @@ class FrontMatter:
 
 def read_front_matter(text: str, where: str) -> FrontMatter:
     """A leading `---` YAML block, parsed within limits, with the line of each top-level key."""
-    lines = text.split("\n")
-    if not lines or lines[0].rstrip() != "---":
+    block = find_block(text)
+    if block is None:
         return FrontMatter({}, 0)
-    size = 0
-    for i in range(1, len(lines)):
-        if lines[i].rstrip() in ("---", "..."):
-            break
-        size += len(lines[i]) + 1
-        if size > MAX_FRONT_MATTER_BYTES:
-            raise FrontMatterError(
-                f"front matter is longer than the {MAX_FRONT_MATTER_BYTES} characters dshaudit reads",
-                file=where,
-                line=i + 1,
-            )
-    else:
+    if block.too_long_at is not None:
+        raise FrontMatterError(
+            f"front matter is longer than the {MAX_FRONT_MATTER_BYTES} characters dshaudit reads",
+            file=where,
+            line=block.too_long_at + 1,
+        )
+    if block.end is None:
         raise FrontMatterError("front matter opened with '---' is never closed", file=where, line=1)
+    lines, i = block.lines, block.end
     try:
         data, key_lines = _parsed_block("\n".join(lines[1:i]))
     except _BlockError as exc:
