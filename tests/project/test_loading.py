@@ -73,6 +73,9 @@ def test_a_check_read_back_from_its_kept_outcome_loads_no_parser(workspace):
     again, modules = loaded("check", cwd=workspace)
     assert again == first and "1 citations" in again
     assert not {m for m in modules if m.startswith(parsers)}
+    # Nor what work beside it, or a format it does not render, would need.
+    assert not {m for m in modules if m.startswith(("multiprocessing", "xml", "jinja2"))}
+    assert "dshaudit.output.formats.text" in modules and "dshaudit.output.formats.junit" not in modules
 
 
 def test_a_page_not_written_for_dshaudit_is_read_back_without_a_yaml_parser(workspace):

@@ -24,17 +24,17 @@ Ctrl-C there is a KeyboardInterrupt here.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
@@ -72,6 +72,9 @@ def placement() -> Placement:
     """Where work started now runs (the module's docstring gives the rule)."""
     if jobs() < 2:
         return Placement.INLINE
+    # Imported when first asked: a run that reads its kept outcome back starts no work beside it.
+    import multiprocessing
+
     if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
         return Placement.PROCESS
     return Placement.THREAD
@@ -155,6 +158,8 @@ class BackgroundJob(Generic[T]):
     # -- in a forked process ----------------------------------------------------------
 
     def _fork(self) -> None:
+        import multiprocessing
+
         context = multiprocessing.get_context("fork")
         self._reader, writer = context.Pipe(duplex=False)
         # Not a daemon: the work may start processes of its own (a pool of detector workers).
@@ -247,6 +252,9 @@ class WorkerPool:
         return self._start().map(fn, items)
 
     def _start(self) -> ProcessPoolExecutor:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         if self._executor is None:
             context: multiprocessing.context.BaseContext
             if placement() is Placement.PROCESS:

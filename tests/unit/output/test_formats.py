@@ -558,3 +558,15 @@ def test_no_formatter_runs_git_or_reads_files():
         assert not names & {"subprocess", "audit_repository", "git"}, module.name
         assert not modules & {"subprocess", "git"}, module.name
         assert "open(" not in module.read_text(), module.name
+
+
+def test_the_formats_are_their_modules_and_the_diagnostic_ones_say_so():
+    """Named without importing them (a warm run loads the one it renders): the names hold."""
+    import importlib
+
+    assert list(FORMATS) == ["text", "json", "sarif", "junit", "github", "markdown", "html"]
+    for name in FORMATS:
+        assert FORMATS[name] is importlib.import_module(f"dshaudit.output.formats.{name}")
+    assert set(DIAGNOSTIC_FORMATS) == {name for name in FORMATS if FORMATS[name].RENDERS_DIAGNOSTICS}
+    with pytest.raises(KeyError):
+        FORMATS["interface"]
