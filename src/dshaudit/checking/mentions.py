@@ -102,15 +102,22 @@ def _document_names(text: str) -> list[tuple[Name, int, int]]:
     out = []
     locate = _locator(text)
     for offset, chunk in _prose(text):
-        skip = _citation_extents(chunk)
-        skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
-        skip += [(m.start(), m.end()) for m in ABSENT_SPAN_RE.finditer(chunk)]
-        found = code_names(chunk, skip)
-        for i, n in enumerate(found):
+        for n, folder in _chunk_names(chunk):
             line, column = locate(offset + n.start)
-            folder = _folder_before(chunk, found[i - 1], n) if i else None
             out.append((Name(n.text, n.kind, offset + n.start, offset + n.end, folder), line, column))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _chunk_names(chunk: str) -> tuple[tuple[Name, str | None], ...]:
+    """The names of one run of prose, at offsets in it, each with the folder it is joined to.
+    Kept for the run: the language server checks a document again at every keystroke, and
+    one run of prose changes while the others stay as they were."""
+    skip = _citation_extents(chunk)
+    skip += [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
+    skip += [(m.start(), m.end()) for m in ABSENT_SPAN_RE.finditer(chunk)]
+    found = code_names(chunk, skip)
+    return tuple((n, _folder_before(chunk, found[i - 1], n) if i else None) for i, n in enumerate(found))
 
 
 def _folder_before(chunk: str, before: Name, name: Name) -> str | None:

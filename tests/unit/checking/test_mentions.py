@@ -41,3 +41,18 @@ def test_names_from_the_cache_keep_their_places_and_folders(fresh_cache):
     assert [(n.start, n.end, n.folder, line, column) for n, line, column in again] == [
         (n.start, n.end, n.folder, line, column) for n, line, column in first
     ]
+
+
+def test_an_edit_reads_the_changed_run_of_prose_alone_and_places_every_name_anew(fresh_cache, monkeypatch):
+    """At each keystroke the language server asks again: a paragraph it has read keeps its
+    names, which are placed where the edit moved them."""
+    text = TEXT + "\nSee `packages/core/` and `agent/src/index.ts` there.\n"
+    mentions.document_names(text)
+    read = []
+    real = mentions.code_names
+    monkeypatch.setattr(mentions, "code_names", lambda chunk, skip: read.append(chunk) or real(chunk, skip))
+    edited = text.replace("# Notes", "# Notes on the `SessionPool`\n\nA line more.")
+    names = mentions.document_names(edited)
+    assert len(read) == 2 and "SessionPool" in read[0]
+    mentions._chunk_names.cache_clear()
+    assert names == mentions._document_names(edited)
