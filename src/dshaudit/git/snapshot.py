@@ -55,17 +55,20 @@ def _regular(mode: str, kind: str) -> bool:
     return kind == "blob" and int(mode, 8) != MODE_SYMLINK
 
 
-def _blob_ids_changed(ids: dict[str, str], removed: list[str], added: list[tuple[str, str, str]]) -> dict[str, str]:
-    """A tree's regular files and blob ids (`Snapshot.blob_ids`) after a commit that removes and
-    adds these paths: the parent's, changed where the commit changes them. A walk asks for
-    them at every commit, and sorting and testing every entry of the tree each time would
-    cost more than the commit's few changes."""
+def _blob_ids_changed(
+    ids: dict[str, str], removed: list[str], added: list[str], index: dict[str, tuple[str, str, str]]
+) -> dict[str, str]:
+    """A tree's regular files and blob ids (`Snapshot.blob_ids`) after a commit that removes
+    and adds these paths, `index` being the listing after it: the parent's, changed where
+    the commit changes them. A walk asks for them at every commit, and sorting and testing
+    every entry of the tree each time would cost more than the commit's few changes."""
     out = dict(ids)
     for path in removed:
         out.pop(path, None)
     new = False
-    for path, mode, obj in added:
-        if int(mode, 8) not in (MODE_SYMLINK, MODE_GITLINK):
+    for path in added:
+        mode, kind, obj = index[path]
+        if _regular(mode, kind):
             new = new or path not in out
             out[path] = obj
         else:
@@ -149,7 +152,7 @@ class Snapshot:
         child = Snapshot(self.repository, sha)
         child._index, child._below = index, below
         if self._blob_ids is not None:
-            child._blob_ids = _blob_ids_changed(self._blob_ids, removed, added)
+            child._blob_ids = _blob_ids_changed(self._blob_ids, removed, [path for path, _, _ in added], index)
         # The paths that came, went or changed mode; a file whose content alone changed is none of them.
         old, kept = self.index(), {path for path, _, _ in added}
         listing = {p for p in removed if p in old and p not in kept} | {
