@@ -225,10 +225,11 @@ def _where(name: str, region: tuple[LineRange, ...], view: FileView) -> str | No
     # The cited lines read first: a line of code that holds the name settles it without the
     # file's declarations, which a version of a file time travel tries would parse for nothing.
     in_comment = False
+    squashed = squash(name)
     for r in region:
         for n in range(r.start, r.end + 1):
             line = view.lines[n - 1] if n - 1 < len(view.lines) else ""
-            if squash(name) and squash(name) in squash(line):
+            if squashed and squashed in squash(line):
                 if not _COMMENT_LINE_RE.match(line):
                     return None
                 in_comment = True
