@@ -24,17 +24,98 @@ _CODE_HTML_RE = re.compile(r"\s*<(!--|pre\b|script\b|style\b|textarea\b|code\b)"
 def prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """Line ranges [a, b) of prose blocks, and of fenced blocks, below the front
     matter; remembered by the text's digest, since Markdown parsing is the
-    slow part of reading findings."""
+    slow part of reading findings. A text that differs from one read lately only
+    by words typed into a line of prose has that text's blocks (`_typed_into`)."""
     from dshaudit.platform import cache
 
     key = cache.digest(BLOCKS_VERSION, str(skip), text)
     shard = cache.current().shard(BLOCKS_SHARD, BLOCKS_VERSION, _BLOCKS_SHAPE)
     hit = shard.get(key)
     if hit is None:
-        chunks, fences = _blocks(text, skip)
+        chunks, fences = next(
+            (blocks for earlier, at, blocks in _RECENT if at == skip and _typed_into(earlier, text, blocks[0])),
+            None,
+        ) or _blocks(text, skip)
         hit = {"chunks": chunks, "fences": fences}
         shard.put(key, hit)
-    return [tuple(c) for c in hit["chunks"]], [tuple(f) for f in hit["fences"]]
+    chunks, fences = [tuple(c) for c in hit["chunks"]], [tuple(f) for f in hit["fences"]]
+    _RECENT.insert(0, (text, skip, (chunks, fences)))
+    del _RECENT[MAX_RECENT:]
+    return chunks, fences
+
+
+# The texts read last and their blocks: an editor sends a document again at each keystroke.
+_RECENT: list[tuple[str, int, tuple[list[tuple[int, int]], list[tuple[int, int]]]]] = []
+MAX_RECENT = 8
+# What a line may start with before its text: spaces, and the markers of block quotes and list items.
+_CONTAINERS_RE = re.compile(r"(?:[ \t]*(?:>|[-*+]|[0-9]{1,9}[.)])(?=[ \t]|$))*[ \t]*")
+# Characters that, typed into a line, could start, end or reshape a block around it: a table's cells
+# (`|`, an escaped `\|`), the end of an HTML block (`>`, `-->`, `?>`, `]]>`), a link reference
+# definition's destination and title, and a fence's characters.
+_BLOCK_CHARACTERS = frozenset("|\\<>[]()'\"`~\r")
+
+
+def _typed_into(earlier: str, text: str, chunks: list[tuple[int, int]]) -> bool:
+    """Whether `text` is `earlier` with only the end of one line of prose changed, past the
+    first character of its text (a letter; or a bracket or quote where no link reference
+    definition may be open), and with none of `_BLOCK_CHARACTERS`: then it has the same
+    blocks. Which lines are fenced, indented code or HTML that holds code is decided by how
+    lines start (indentation, markers, first characters), by which are blank, and by a few
+    characters anywhere in a line (those above); the rest of a line of prose takes part in
+    none of it, so the blocks of every line stay as they were."""
+    if len(earlier) < 1 or text.count("\n") != earlier.count("\n"):
+        return False
+    start = _common_start(earlier, text)
+    end = _common_end(earlier, text, start)
+    before, after = earlier[start : len(earlier) - end], text[start : len(text) - end]
+    if "\n" in before or "\n" in after or not _BLOCK_CHARACTERS.isdisjoint(before + after):
+        return False
+    row = earlier.count("\n", 0, start)
+    chunk = next((a for a, b in chunks if a <= row < b), None)
+    if chunk is None:
+        return False
+    line_start = earlier.rfind("\n", 0, start) + 1
+    first = _text_start(earlier, line_start)
+    if first >= start:
+        return False
+    if earlier[first].isalpha():
+        return True
+    # A line opened by a quote or a bracket may be the title of a link reference definition
+    # (`[x]: /url` and, on the next line, `"Title"`), which what follows can make invalid.
+    if earlier[first] not in "(\"'":
+        return False
+    lines = earlier.split("\n", row + 1)[chunk:row]
+    return not any(line[_text_start(line, 0) :].startswith("[") for line in lines)
+
+
+def _text_start(text: str, at: int) -> int:
+    """Where a line's text starts, past its indentation and the markers of block quotes and list items."""
+    lead = _CONTAINERS_RE.match(text, at)
+    return lead.end() if lead else at
+
+
+def _common_start(a: str, b: str) -> int:
+    """How many characters `a` and `b` share at their start, found by halving (each comparison in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_end(a: str, b: str, start: int) -> int:
+    """How many characters `a` and `b` share at their end, not reaching back into their common `start`."""
+    low, high = 0, min(len(a), len(b)) - start
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle :] == b[len(b) - middle :]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _blocks_shape(value: object) -> bool:
