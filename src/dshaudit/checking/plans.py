@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from dshaudit.documents.names import (
     CODE,
@@ -51,17 +52,25 @@ MAX_STRING_CHARS = 80
 
 def classify(name: Name) -> Plan | None:
     """How a name from `names.code_names` is checked; None when it is not (module docstring)."""
-    text = name.text.strip()
-    if name.kind == IDENTIFIER:
+    return _classified(name.text, name.kind, name.folder)
+
+
+# A plan depends on the name's text, kind and folder only. The language server classifies every
+# name of a document at each keystroke, and all but the typed ones are the names it had; a name
+# written twice shares one plan (its fragment's verdict is the same).
+@lru_cache(maxsize=1 << 13)
+def _classified(written: str, kind: str, folder: str | None) -> Plan | None:
+    text = written.strip()
+    if kind == IDENTIFIER:
         return Plan(IDENTIFIER, (text,))
-    if name.kind == DOTTED:
+    if kind == DOTTED:
         return _dotted(text)
-    if name.kind == PACKAGE:
+    if kind == PACKAGE:
         return _package(text)
-    if name.kind == STRING:
+    if kind == STRING:
         return Plan(STRING, (text,)) if _code_like(text) else None
-    if name.kind == CODE:
-        return _code(text, name)
+    if kind == CODE:
+        return _code(text, folder)
     return None
 
 
@@ -81,7 +90,7 @@ def _code_like(text: str) -> bool:
     return any(c in "/_.:@$" for c in text) or is_identifier_like(text)
 
 
-def _code(text: str, name: Name) -> Plan | None:
+def _code(text: str, folder: str | None) -> Plan | None:
     if text.startswith(_NOT_NAMES):
         return None
     if COMMIT_RE.fullmatch(text):
@@ -98,7 +107,7 @@ def _code(text: str, name: Name) -> Plan | None:
     if _PACKAGE_RE.fullmatch(text):
         return _package(text)
     if PATH_RE.fullmatch(text):
-        return Plan(PATH, (text.rstrip("/"),), folder=name.folder)
+        return Plan(PATH, (text.rstrip("/"),), folder=folder)
     if _KEBAB_RE.fullmatch(text):
         return Plan(STRING, (text,))  # `dsh-compaction-basic`: a plugin, package or event name
     m = _QUOTED_RE.fullmatch(text)

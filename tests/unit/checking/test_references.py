@@ -206,6 +206,20 @@ def test_classification():
     assert plan("wc -l") is None
 
 
+def test_a_name_written_again_is_classified_once_and_a_path_keeps_its_own_folder() -> None:
+    """The language server classifies every name of a document at each keystroke: the same
+    text is one plan (its fragment one verdict), wherever it is written; a relative path's
+    folder is its own."""
+    quoted_code = "registry.get(name).start()"
+    first = classify(Name(quoted_code, CODE, 0, len(quoted_code)))
+    assert first is not None and first.fragment is not None
+    assert classify(Name(quoted_code, CODE, 40, 40 + len(quoted_code))) is first
+    in_a = classify(Name("src/x.ts", CODE, 0, 8, folder="packages/a"))
+    in_b = classify(Name("src/x.ts", CODE, 0, 8, folder="packages/b"))
+    assert in_a is not None and in_b is not None
+    assert (in_a.folder, in_b.folder) == ("packages/a", "packages/b")
+
+
 # -- fragments ---------------------------------------------------------------------
 
 
