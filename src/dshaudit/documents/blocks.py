@@ -9,6 +9,7 @@ blocks only.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
 
@@ -33,19 +34,19 @@ def prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tupl
     hit = shard.get(key)
     if hit is None:
         chunks, fences = next(
-            (blocks for earlier, at, blocks in _RECENT if at == skip and _typed_into(earlier, text, blocks[0])),
+            (([*c], [*f]) for earlier, at, (c, f) in _RECENT if at == skip and _typed_into(earlier, text, c)),
             None,
         ) or _blocks(text, skip)
         hit = {"chunks": chunks, "fences": fences}
         shard.put(key, hit)
     chunks, fences = [tuple(c) for c in hit["chunks"]], [tuple(f) for f in hit["fences"]]
-    _RECENT.insert(0, (text, skip, (chunks, fences)))
+    _RECENT.insert(0, (text, skip, (tuple(chunks), tuple(fences))))  # kept apart from the lists handed out
     del _RECENT[MAX_RECENT:]
     return chunks, fences
 
 
 # The texts read last and their blocks: an editor sends a document again at each keystroke.
-_RECENT: list[tuple[str, int, tuple[list[tuple[int, int]], list[tuple[int, int]]]]] = []
+_RECENT: list[tuple[str, int, tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]]] = []
 MAX_RECENT = 8
 # What a line may start with before its text: spaces, and the markers of block quotes and list items.
 _CONTAINERS_RE = re.compile(r"(?:[ \t]*(?:>|[-*+]|[0-9]{1,9}[.)])(?=[ \t]|$))*[ \t]*")
@@ -55,7 +56,7 @@ _CONTAINERS_RE = re.compile(r"(?:[ \t]*(?:>|[-*+]|[0-9]{1,9}[.)])(?=[ \t]|$))*[ 
 _BLOCK_CHARACTERS = frozenset("|\\<>[]()'\"`~\r")
 
 
-def _typed_into(earlier: str, text: str, chunks: list[tuple[int, int]]) -> bool:
+def _typed_into(earlier: str, text: str, chunks: Sequence[tuple[int, int]]) -> bool:
     """Whether `text` is `earlier` with only the end of one line of prose changed, past the
     first character of its text (a letter; or a bracket or quote where no link reference
     definition may be open), and with none of `_BLOCK_CHARACTERS`: then it has the same

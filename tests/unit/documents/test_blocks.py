@@ -121,7 +121,9 @@ def test_words_typed_into_prose_take_the_blocks_of_the_text_before(monkeypatch, 
     cache.begin()
     try:
         text = "Intro words\n\n```ts\nconst x = 1;\n```\n\n- item words\n\n    code\n"
-        first = prose_chunks(text, 0)
+        chunks, fences = prose_chunks(text, 0)
+        first = (list(chunks), list(fences))
+        chunks.append((99, 100))  # the lists handed out are the caller's own
         parsed = []
         monkeypatch.setattr(blocks, "_blocks", lambda t, s: parsed.append(t) or ([], []))
         assert prose_chunks(text.replace("item words", "item words typed"), 0) == first
