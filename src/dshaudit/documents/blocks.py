@@ -32,21 +32,27 @@ def prose_chunks(text: str, skip: int) -> tuple[list[tuple[int, int]], list[tupl
     key = cache.digest(BLOCKS_VERSION, str(skip), text)
     shard = cache.current().shard(BLOCKS_SHARD, BLOCKS_VERSION, _BLOCKS_SHAPE)
     hit = shard.get(key)
+    rows = text.count("\n")
     if hit is None:
         chunks, fences = next(
-            (([*c], [*f]) for earlier, at, (c, f) in _RECENT if at == skip and _typed_into(earlier, text, c)),
+            (
+                ([*c], [*f])
+                for earlier, at, lines, (c, f) in _RECENT
+                if at == skip and lines == rows and _typed_into(earlier, text, c)
+            ),
             None,
         ) or _blocks(text, skip)
         hit = {"chunks": chunks, "fences": fences}
         shard.put(key, hit)
     chunks, fences = [tuple(c) for c in hit["chunks"]], [tuple(f) for f in hit["fences"]]
-    _RECENT.insert(0, (text, skip, (tuple(chunks), tuple(fences))))  # kept apart from the lists handed out
+    _RECENT.insert(0, (text, skip, rows, (tuple(chunks), tuple(fences))))  # kept apart from the lists handed out
     del _RECENT[MAX_RECENT:]
     return chunks, fences
 
 
-# The texts read last and their blocks: an editor sends a document again at each keystroke.
-_RECENT: list[tuple[str, int, tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]]] = []
+# The texts read last, with their line breaks counted (a text typed into has as many), and their
+# blocks: an editor sends a document again at each keystroke.
+_RECENT: list[tuple[str, int, int, tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]]] = []
 MAX_RECENT = 8
 # What a line may start with before its text: spaces, and the markers of block quotes and list items.
 _CONTAINERS_RE = re.compile(r"(?:[ \t]*(?:>|[-*+]|[0-9]{1,9}[.)])(?=[ \t]|$))*[ \t]*")
@@ -64,7 +70,7 @@ def _typed_into(earlier: str, text: str, chunks: Sequence[tuple[int, int]]) -> b
     lines start (indentation, markers, first characters), by which are blank, and by a few
     characters anywhere in a line (those above); the rest of a line of prose takes part in
     none of it, so the blocks of every line stay as they were."""
-    if len(earlier) < 1 or text.count("\n") != earlier.count("\n"):
+    if not earlier:
         return False
     start = _common_start(earlier, text)
     end = _common_end(earlier, text, start)
