@@ -20,6 +20,16 @@ from dshaudit.platform.textsafe import terminal_safe
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _quiet_interrupts(unraisable: Any) -> None:
+    """Python's report of an exception nobody can catch (one raised in a finalizer),
+    except Ctrl-C: when it lands while an object is being finalized (GitPython closes
+    its config readers so, in every process of the run), the run still stops, and says
+    so in one line, as for any other Ctrl-C, with no traceback beside it."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def handle_errors(fn: F) -> F:
     """One line on stderr and a documented exit code, never a traceback."""
 
@@ -27,6 +37,7 @@ def handle_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from dshaudit.platform import cache
 
+        sys.unraisablehook = _quiet_interrupts  # the processes a run forks keep it
         try:
             cache.begin()
             try:
