@@ -6,7 +6,6 @@ id (the work itself is `perfile.py`'s, spread over workers by `parallel.py`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,7 @@ from dshaudit.git.snapshot import Snapshot
 from dshaudit.index import derive, search
 from dshaudit.lang.parsing import CannotEvaluate
 from dshaudit.platform import ui
+from dshaudit.platform.background import alongside, side_by_side
 from dshaudit.platform.cache import Cache, Shard, shaped
 
 if TYPE_CHECKING:
@@ -97,6 +97,21 @@ def prepare(ctx: FactContext, ids: list[str]) -> None:
                 shards[spec_id].put(key, partial)
 
 
+def _derive_then_search(queries: list[searches.Search], snapshot: Snapshot, bases: list[str]) -> None:
+    """The searches' matches: derived from another commit's cached matches where there are
+    some (only what differs is grepped), the rest grepped whole."""
+    if queries and bases:
+        derive.derive_many(queries, snapshot, bases)
+    run_searches(queries, snapshot)
+
+
+def _while_preparing(searching: Callable[[], None], ctx: FactContext, detectors: list[str]) -> None:
+    """The detectors' files parsed here (`prepare`) while `searching`, which is git's work,
+    runs beside it; both done when this returns."""
+    with alongside(searching):
+        prepare(ctx, detectors)
+
+
 def detector_searches(ids: Iterable[str]) -> list[searches.Search]:
     """The searches (search.py) the whole detectors among `ids` count."""
     specs = registry()
@@ -111,8 +126,7 @@ def run_searches(queries: list[searches.Search], snapshot: Snapshot) -> None:
     side by side, each a git grep, waiting on git."""
     derive.grep_together(queries, snapshot)
     if len(queries) > 1:
-        with ThreadPoolExecutor(4) as pool:
-            list(pool.map(lambda q: search.prefetch(q, snapshot), queries))
+        side_by_side(lambda q: search.prefetch(q, snapshot), queries)
 
 
 def _work(spec: DetectorSpec, ctx: FactContext, shard: Shard, ids: dict[str, str], files: Iterable[str]) -> None:
@@ -260,26 +274,14 @@ class FactBook:
             ]
             detectors = [i for i in todo if i in specs and not _cached_fact(specs[i], ctx)]
             queries = list(dict.fromkeys([searches.parse(i) for i in search_ids] + detector_searches(detectors)))
-            with ThreadPoolExecutor(1) as background:
-                # Derived from another commit's cached matches where there are some: only what differs
-                # is grepped; the rest grepped whole. That is git's work, done while the detectors parse here.
-                derived = None
-                bases = (
-                    derive_from
-                    if derive_from is not None
-                    else (
-                        sorted({p.sha for p in self._resolver.config.pins.values()})
-                        if self._resolver is not None
-                        else []
-                    )
+            bases = (
+                derive_from
+                if derive_from is not None
+                else (
+                    sorted({p.sha for p in self._resolver.config.pins.values()}) if self._resolver is not None else []
                 )
-                if queries and bases:
-                    derived = background.submit(derive.derive_many, queries, ctx.snapshot, bases)
-                searched = background.submit(run_searches, queries, ctx.snapshot)
-                prepare(ctx, detectors)
-                if derived is not None:
-                    derived.result()
-                searched.result()
+            )
+            _while_preparing(lambda: _derive_then_search(queries, ctx.snapshot, bases), ctx, detectors)
         return [self.get(i, pin) for i in fact_ids]
 
 
@@ -291,10 +293,7 @@ def measure(
     specs = registry()
     try:
         todo = [i for i in sorted(ids or specs) if not _cached_fact(specs[i], ctx)]
-        with ThreadPoolExecutor(1) as background:  # git greps while the detectors parse here
-            searched = background.submit(run_searches, detector_searches(todo), snapshot)
-            prepare(ctx, todo)
-            searched.result()
+        _while_preparing(lambda: run_searches(detector_searches(todo), snapshot), ctx, todo)
         facts = [measure_one(specs[i], ctx, pin) for i in sorted(ids or specs)]
     finally:
         pool.close()

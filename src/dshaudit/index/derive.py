@@ -114,7 +114,8 @@ def found_in(
     reaches its bound (search.Budget) is left out of the answer, and remembered as
     such at each of its commits (`search.gave_up`)."""
     import tempfile
-    from concurrent.futures import ThreadPoolExecutor
+
+    from dshaudit.platform.background import side_by_side
 
     screenable = {s: ps for s, ps in places.items() if ps and literals(s) is not None}
     commits = {sha for ps in screenable.values() for sha, _, _ in ps}
@@ -156,9 +157,8 @@ def found_in(
                 gave_up(s, sorted({sha for sha, _, _ in places[s]}), exc)
                 return None
 
-        with ThreadPoolExecutor(4) as pool:
-            answers = dict(zip(places, pool.map(lines, places)))
-            return {s: found for s, found in answers.items() if found is not None}
+        answers = dict(zip(places, side_by_side(lines, places)))
+        return {s: found for s, found in answers.items() if found is not None}
 
 
 class _Printed:

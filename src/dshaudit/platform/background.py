@@ -17,6 +17,13 @@ One rule (`placement`) says where work started now runs:
 A process shares nothing with the caller once forked, so both run Python at
 once; threads take turns, but still let git processes and reading overlap.
 
+Work that mostly waits on git (greps, one per search or per pathspec group)
+runs in threads, whatever `jobs()` says: `side_by_side`, up to GIT_WAITERS
+at once, and `alongside` the caller's own work. A thread waiting on a git
+process takes no core of this one, and git's processes then run at once. No other module starts threads of its own for
+work; the language server's request thread and the git layer's pipe feeder
+are plumbing, not work.
+
 A job's failure is its caller's: what a background process raised is raised
 again where its answer is asked for, never hidden by doing the work again;
 Ctrl-C there is a KeyboardInterrupt here.
@@ -30,6 +37,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -60,6 +68,30 @@ def jobs() -> int:
     if override and override.isdigit():
         return max(1, int(override))
     return os.cpu_count() or 1
+
+
+GIT_WAITERS = 4  # threads that wait on git at once (`side_by_side`)
+
+
+def side_by_side(work: Callable[[Item], T], items: Iterable[Item]) -> list[T]:
+    """`work` of each item, the answers in the items' order, in up to GIT_WAITERS
+    threads at once: for work that waits on git. Every item is done before the
+    first failure is raised."""
+    todo = list(items)
+    if len(todo) < 2:
+        return [work(item) for item in todo]
+    with ThreadPoolExecutor(min(GIT_WAITERS, len(todo)), thread_name_prefix="dshaudit-git") as pool:
+        return list(pool.map(work, todo))
+
+
+@contextmanager
+def alongside(work: Callable[[], object]) -> Iterator[None]:
+    """`work`, which waits on git, in a thread while the caller's block runs: done, and
+    its failure raised, when the block ends (after the block's own, if it fails)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="dshaudit-git") as pool:
+        done = pool.submit(work)
+        yield
+        done.result()
 
 
 class Placement(Enum):

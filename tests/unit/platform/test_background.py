@@ -160,3 +160,53 @@ def test_a_background_process_starts_workers_of_its_own_after_its_parent_did(mon
         assert BackgroundJob.start(in_the_child, Placement.PROCESS).result() == [(9, ["child"])]
     finally:
         parents.close()
+
+
+def test_side_by_side_answers_in_order_and_finishes_every_item_before_a_failure():
+    done = []
+
+    def work(n: int) -> int:
+        time.sleep(0.02 * (5 - n))  # the first items end last
+        done.append(n)
+        if n == 1:
+            raise RepoError("item 1")
+        return n * n
+
+    assert background.side_by_side(lambda n: n * n, range(5)) == [0, 1, 4, 9, 16]
+    with pytest.raises(RepoError, match="item 1"):
+        background.side_by_side(work, range(5))
+    assert sorted(done) == [0, 1, 2, 3, 4]
+
+
+def test_side_by_side_waits_on_git_at_once_whatever_the_jobs(monkeypatch):
+    monkeypatch.setenv(background.JOBS_VARIABLE, "1")
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def work(_: int) -> None:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+
+    background.side_by_side(work, range(8))
+    assert most[0] == background.GIT_WAITERS
+
+
+def test_alongside_runs_beside_the_block_and_says_its_failure_after_the_block_s_own():
+    seen = []
+    with background.alongside(lambda: seen.append(threading.current_thread().name)):
+        pass
+    assert seen and seen[0] != threading.current_thread().name
+
+    def failing() -> None:
+        raise RepoError("git failed")
+
+    with pytest.raises(RepoError, match="git failed"):
+        with background.alongside(failing):
+            pass
+    with pytest.raises(ValueError, match="the block"):
+        with background.alongside(failing):
+            raise ValueError("the block")
