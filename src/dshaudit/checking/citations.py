@@ -163,6 +163,7 @@ class Verifier:
         self.repository = repository
         self._texts: dict[str, FileText | None] = {}
         self._verdicts: dict[tuple[Citation, Pin | None, str | None], Verdict] = {}
+        self._statuses: dict[tuple[Citation, Pin | None, str | None], Verdict] = {}  # `status_at`'s
         self._blobs: dict[str, bytes] = {}  # read ahead (`read_ahead`), by blob id
 
     def forget(self, blobs: set[str]) -> None:
@@ -216,7 +217,19 @@ class Verifier:
             known = self._verdicts[key] = self._verify(key[0], pin, ref_text)
         return replace(known, citation=citation)
 
-    def _verify(self, citation: Citation, pin: Pin | None, ref_text: str | None) -> Verdict:
+    def status_at(self, citation: Citation, pin: Pin) -> Verdict:
+        """The citation's verdict at `pin`, for a caller that reads its status and path
+        alone (history's walk, at each commit that touches a cited file): what only its
+        message says is not looked for (where a missing anchor stands now, which other
+        version the numbers fit), and it is not remembered for `verify`. Its citation is
+        the one verified, wherever it was written."""
+        key = (replace(citation, source=_ANYWHERE), pin, pin.name)
+        known = self._verdicts.get(key) or self._statuses.get(key)
+        if known is None:
+            known = self._statuses[key] = self._verify(key[0], pin, pin.name, messages=False)
+        return known
+
+    def _verify(self, citation: Citation, pin: Pin | None, ref_text: str | None, messages: bool = True) -> Verdict:
         def verdict(status: Status, message: str) -> Verdict:
             return Verdict(citation, pin, status, message)
 
@@ -244,7 +257,7 @@ class Verifier:
             close = snap.closest_paths(citation.path)
             hint = f"; closest existing path: {close[0]}" if close else ""
             return verdict(Status.MISSING_PATH, f"no such file at {pin.name}{hint}")
-        status, message, resolved, suggested = self._check_file(citation, snap, path, pin)
+        status, message, resolved, suggested = self._check_file(citation, snap, path, pin, messages)
         return Verdict(citation, pin, status, (how + "; " if how else "") + message, resolved, path, suggested)
 
     @staticmethod
@@ -259,10 +272,12 @@ class Verifier:
         return Verdict(citation, pin, Status.OK, "ok", (), citation.path)
 
     def _check_file(
-        self, citation: Citation, snap: Snapshot, path: str, pin: Pin
+        self, citation: Citation, snap: Snapshot, path: str, pin: Pin, messages: bool = True
     ) -> tuple[Status, str, tuple[LineRange, ...], tuple[LineRange, ...]]:
         """The levels after the path: a text file, lines in range, symbol, anchors, inferred anchors;
-        with the verdict, the lines looked at and the lines suggested instead (Verdict.suggested)."""
+        with the verdict, the lines looked at and the lines suggested instead (Verdict.suggested).
+        Without `messages`, a message is not completed where that means searching the file or its
+        history."""
 
         def failed(
             status: Status,
@@ -288,7 +303,7 @@ class Verifier:
             if r.end > n:
                 what = f"line {r.start} is" if r.start == r.end else f"range {r} ends"
                 said = f"{what} past the end of the file ({n} lines at {pin.name})"
-                if not citation.by_shape and citation.is_permalink:
+                if messages and not citation.by_shape and citation.is_permalink:
                     # Numbers read from a longer version of the file, as a suspect citation's may be.
                     said += self._time_travel(citation, snap, path, citation.lines)
                 return failed(Status.OUT_OF_RANGE, said)
@@ -316,7 +331,8 @@ class Verifier:
             parts = [squash(text.cited_text((block,))) for block in contiguous(region)]
             missing = [a for a in citation.anchors if not any(squash(a) in part for part in parts)]
         if missing:
-            return failed(Status.CONTENT_MISMATCH, self._mismatch_message(missing, region, text), region)
+            said = self._mismatch_message(missing, region, text) if messages else ""
+            return failed(Status.CONTENT_MISMATCH, said, region)
         # Code that stands on the first cited line stands in the declaration holding that line,
         # whichever it is: only code that does not needs the file's declarations parsed.
         first = squash(text.lines[region[0].start - 1]) if citation.declared else ""
@@ -325,14 +341,15 @@ class Verifier:
             inside = squash(text.cited_text((held,)))
             absent = [d for d in citation.declared if squash(d) not in inside]
             if absent:
-                hits = text.find(absent[0])
-                now = f"; it is at {_describe_lines(hits)}" if hits else f"; it is nowhere in {path}"
-                return failed(
-                    Status.CONTENT_MISMATCH,
-                    f"`{absent[0]}`, quoted beside the citation, is not in the declaration at "
-                    f"{_region_words((held,))}{now}",
-                    region,
-                )
+                said = ""
+                if messages:
+                    hits = text.find(absent[0])
+                    now = f"; it is at {_describe_lines(hits)}" if hits else f"; it is nowhere in {path}"
+                    said = (
+                        f"`{absent[0]}`, quoted beside the citation, is not in the declaration at "
+                        f"{_region_words((held,))}{now}"
+                    )
+                return failed(Status.CONTENT_MISMATCH, said, region)
         if citation.expected_code:
             whole = alnum("\n".join(text.lines))
             absent = [code for code in citation.expected_code if alnum(code) not in whole]
@@ -346,7 +363,8 @@ class Verifier:
                 if citation.by_shape:
                     return failed(Status.SUSPECT, reason, region)
                 place = described_place(inferred, region, view)
-                reason += self._time_travel(citation, snap, path, region)
+                if messages:
+                    reason += self._time_travel(citation, snap, path, region)
                 return failed(Status.SUSPECT, reason, region, (place,) if place else ())
         if pin.branch:
             return failed(Status.UNPINNED, _unpinned(pin), region)

@@ -196,7 +196,7 @@ class Walk:
             ):
                 continue
             impact.touched = True
-            v = self.verifier.verify(h.citation, pin, pin.name)
+            v = self.verifier.status_at(h.citation, pin)
             now = holds(v)
             if h.holds and not now:
                 impact.broken += 1

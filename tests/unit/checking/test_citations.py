@@ -128,6 +128,27 @@ def test_an_anchor_off_the_cited_lines_says_where_it_is_now(verifier, pin):
     assert nowhere.message == "`deleteFactory` is not on lines 1-3; not found anywhere in the file"
 
 
+def test_a_status_alone_does_not_search_the_file_and_leaves_verify_its_message(verifier, pin, monkeypatch):
+    """history's walk reads a verdict's status and path at every commit: where an anchor stands
+    now is worked out only for a verdict whose message is read."""
+    moved = cite(REGISTRY_PATH, (9, 9), anchors=("this.factory = undefined",))
+    held = cite(REGISTRY_PATH, (8, 11), anchors=("setFactory(factory",))
+    searched = []
+    find = FileText.find
+    monkeypatch.setattr(FileText, "find", lambda self, anchor: searched.append(anchor) or find(self, anchor))
+    brief = verifier.status_at(moved, pin)
+    assert (brief.status, brief.path, brief.resolved_lines) == (
+        Status.CONTENT_MISMATCH,
+        REGISTRY_PATH,
+        (LineRange(9, 9),),
+    )
+    assert searched == [] and verifier.status_at(held, pin).status is Status.OK
+    full = verifier.verify(moved, pin, "v1")
+    assert full.message == "`this.factory = undefined` is not on line 9; now at line 14"
+    assert searched == ["this.factory = undefined"]
+    assert verifier.status_at(moved, pin).message == full.message  # a verdict with its message answers too
+
+
 def test_an_anchor_must_stand_within_one_contiguous_part_of_the_cited_lines(verifier, pin):
     """Lines 9 and 11 are two parts: an anchor spanning them, across the uncited line 10, does not hold."""
     anchor = ("registered')this.factory",)
