@@ -17,7 +17,7 @@ from dshaudit.core.errors import RepoError
 from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
 from dshaudit.documents.findings import MARKDOWN_ENDINGS
 from dshaudit.documents.inference import Inferred
-from dshaudit.documents.matching import WordIndex, alnum, squash, words_of
+from dshaudit.documents.matching import WordIndex, WordIndexLater, alnum, squash, words_of
 from dshaudit.documents.paths import path_problem
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
@@ -378,7 +378,8 @@ class Verifier:
         spans = _Declarations(lambda: table().spans) if code else {}
         prose = path.lower().endswith(PROSE_FILE_ENDINGS)
         structured = path.lower().endswith(STRUCTURED_FILE_ENDINGS)
-        return FileView(text.lines, spans, text.words(), prose, text.relevance() if relevance else None, structured)
+        words, relevant = WordIndexLater(text.words), WordIndexLater(text.relevance) if relevance else None
+        return FileView(text.lines, spans, words, prose, relevant, structured)
 
     def _time_travel(self, citation: Citation, snap: Snapshot, path: str, region: tuple[LineRange, ...]) -> str:
         """Where the numbers of a citation that does not hold were right: the nearest version of its

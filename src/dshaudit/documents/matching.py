@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 _PART_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
@@ -93,6 +95,22 @@ class WordIndex:
         hits = self.lines_of.get(word, ())
         k = bisect_left(hits, lo)
         return k < len(hits) and hits[k] <= hi
+
+
+class WordIndexLater(WordIndex):
+    """A WordIndex that `build` makes when it is first read: the suspect rules settle most
+    versions of a file by the names on the cited lines, and never read its words."""
+
+    def __init__(self, build: Callable[[], WordIndex]):  # the index itself is built on first read
+        self._build = build
+
+    def __getattr__(self, name: str) -> Any:
+        # Asked only for what this object lacks: a built index's `size` and `lines_of`.
+        if name not in ("size", "lines_of") or "_build" not in self.__dict__:
+            raise AttributeError(name)
+        built = self._build()
+        self.size, self.lines_of = built.size, built.lines_of
+        return getattr(self, name)
 
 
 # -- text without what may differ ---------------------------------------------------------------

@@ -285,6 +285,23 @@ def test_an_unanchored_citation_is_suspect_when_its_sentence_names_code_elsewher
     assert named.status is Status.OK
 
 
+def test_a_citation_its_names_settle_never_has_the_file_s_words_indexed(verifier, pin, monkeypatch):
+    """The words of a cited file are indexed when a rule reads them: a name on the cited lines, or
+    one standing elsewhere, settles the check first (and time travel tries versions so)."""
+    from dshaudit.documents import matching
+
+    indexed = []
+    build = matching.WordIndex.__init__
+    monkeypatch.setattr(matching.WordIndex, "__init__", lambda self, lines: indexed.append(1) or build(self, lines))
+    for by_shape in (True, False):
+        held = verifier.verify(cite(REGISTRY_PATH, (8, 11), inferred=("setFactory",), by_shape=by_shape), pin, "v1")
+        moved = verifier.verify(cite(REGISTRY_PATH, (8, 11), inferred=("clear",), by_shape=by_shape), pin, "v1")
+        assert (held.status, moved.status) == (Status.OK, Status.SUSPECT)
+    assert indexed == []
+    worded = verifier.verify(cite(REGISTRY_PATH, (8, 11), words=("factory", "registered")), pin, "v1")
+    assert worded.status is Status.OK and indexed  # the words rule reads them, and they are built then
+
+
 # -- abbreviated paths ------------------------------------------------------------------------
 
 
