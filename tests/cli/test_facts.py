@@ -67,6 +67,26 @@ def test_facts_unknown_id_is_exit_2(facts_workspace):
     assert run.stderr.startswith("dshaudit: unknown fact 'no.such-fact'")
 
 
+KEPT = "the outcome of an earlier run of the same inputs"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_facts_run_again_are_the_kept_outcome_until_an_input_changes(facts_workspace, facts_repo, fmt):
+    first = run_cli("-v", "facts", "--format", fmt)
+    again = run_cli("-v", "facts", "--format", fmt)
+    assert KEPT not in first.stderr and KEPT in again.stderr
+    assert (again.stdout, again.exit_code) == (first.stdout, first.exit_code) and first.exit_code == 0
+    ids = ("hooks.default-timeout-ms", "subagent.claude-code.persist-session")
+    assert KEPT not in run_cli("-v", "facts", "--format", fmt, *ids).stderr  # other facts
+    assert KEPT in run_cli("-v", "facts", "--format", fmt, *reversed(ids)).stderr  # the same, in another order
+    other = run_cli("-v", "facts", "--pin", "v3", "--format", fmt)
+    assert KEPT not in other.stderr and other.stdout != first.stdout  # another commit
+    with (facts_workspace / "dshaudit.toml").open("a") as config:
+        config.write(f'extra = "{facts_repo.shas["v2"]}"\n')  # one more pin under [pins]
+    assert KEPT not in run_cli("-v", "facts", "--format", fmt).stderr  # the configuration
+    assert KEPT not in run_cli("-v", "--no-cache", "facts", "--format", fmt).stderr
+
+
 # -- claims through `dshaudit check` ---------------------------------------------------------
 
 # (kind, expression, status, measured) at pin v1; measured None means not asserted.

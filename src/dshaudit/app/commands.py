@@ -256,8 +256,19 @@ def numbered(lines: list[str], ranges: tuple[LineRange, ...], context: int) -> l
 
 
 def facts(session: Session, pin: str | None, ids: tuple[str, ...]) -> Outcome:
+    """The registry's facts (or those of `ids`) measured at `pin`. Like `check`'s, the
+    outcome is kept for the next run of the same inputs (app/memo.py): a fact is a
+    function of the rules and of the tree of the commit the pin names."""
+    from dshaudit.app.memo import kept_outcome
+
+    kept = kept_outcome("facts", (), (pin, tuple(sorted(ids))), session.config, session.repository.spec, [], 0)
+    outcome = kept.read() if kept is not None else None
+    if outcome is not None:
+        return outcome
+
     from dshaudit.documents.claims import show as show_value
     from dshaudit.facts.book import FactBook, registry
+    from dshaudit.index import search
 
     the_pin = session.pins.require(pin)
     unknown = [i for i in ids if i not in registry()]
@@ -284,7 +295,10 @@ def facts(session: Session, pin: str | None, ids: tuple[str, ...]) -> Outcome:
             more = f" (+{len(ev) - 5} more)" if len(ev) > 5 else ""
             lines.append(f"  evidence: {', '.join(ev[:5])}{more}")
     head = {"pin": the_pin.name, "sha": the_pin.sha, "facts": [f.as_dict() for f in measured]}
-    return Outcome("facts", head=head, lines=tuple(lines), exit_override=0)
+    outcome = Outcome("facts", head=head, lines=tuple(lines), exit_override=0)
+    if kept is not None and not any(search.stopped(f) for f in measured):
+        kept.write(outcome, session.repository() if session.repository.is_open else None)
+    return outcome
 
 
 @dataclass

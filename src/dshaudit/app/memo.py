@@ -14,6 +14,9 @@ all, can change while all of those stay the same. So the questions of that
 kind the run asked the clone are kept with its outcome, with their answers,
 and the outcome is used only while one `git cat-file` gives every answer again
 (git/clonestate.py). Only the most recent `KEEP` outcomes stay on disk.
+
+`facts` keeps its outcome too, under a key with no documents: what it
+measures is read from the tree of the commit its pin names.
 """
 
 from __future__ import annotations
