@@ -211,7 +211,7 @@ class Verifier:
         A commit's content never changes, so a verdict is remembered by what
         was cited, wherever it was written: the language server checks a
         document again on each keystroke, and its citations are as they were."""
-        key = (replace(citation, source=_ANYWHERE), pin, ref_text)
+        key = _written_anywhere(citation, pin, ref_text)
         known = self._verdicts.get(key)
         if known is None:
             known = self._verdicts[key] = self._verify(key[0], pin, ref_text)
@@ -223,7 +223,7 @@ class Verifier:
         message says is not looked for (where a missing anchor stands now, which other
         version the numbers fit), and it is not remembered for `verify`. Its citation is
         the one verified, wherever it was written."""
-        key = (replace(citation, source=_ANYWHERE), pin, pin.name)
+        key = _written_anywhere(citation, pin, pin.name)
         known = self._verdicts.get(key) or self._statuses.get(key)
         if known is None:
             known = self._statuses[key] = self._verify(key[0], pin, pin.name, messages=False)
@@ -480,6 +480,13 @@ class Verifier:
             where = f"now at {_describe_lines(hits)}" if hits else "not found anywhere in the file"
             parts.append(f"`{anchor}` is not on {_region_words(region)}; {where}")
         return "; ".join(parts)
+
+
+def _written_anywhere(
+    citation: Citation, pin: Pin | None, ref_text: str | None
+) -> tuple[Citation, Pin | None, str | None]:
+    """What a verdict is remembered by: the citation wherever it was written, its pin and ref."""
+    return replace(citation, source=_ANYWHERE), pin, ref_text
 
 
 def _unpinned(pin: Pin) -> str:

@@ -105,13 +105,6 @@ def _derive_then_search(queries: list[searches.Search], snapshot: Snapshot, base
     run_searches(queries, snapshot)
 
 
-def _while_preparing(searching: Callable[[], None], ctx: FactContext, detectors: list[str]) -> None:
-    """The detectors' files parsed here (`prepare`) while `searching`, which is git's work,
-    runs beside it; both done when this returns."""
-    with alongside(searching):
-        prepare(ctx, detectors)
-
-
 def detector_searches(ids: Iterable[str]) -> list[searches.Search]:
     """The searches (search.py) the whole detectors among `ids` count."""
     specs = registry()
@@ -281,7 +274,8 @@ class FactBook:
                     sorted({p.sha for p in self._resolver.config.pins.values()}) if self._resolver is not None else []
                 )
             )
-            _while_preparing(lambda: _derive_then_search(queries, ctx.snapshot, bases), ctx, detectors)
+            with alongside(lambda: _derive_then_search(queries, ctx.snapshot, bases)):  # git's work, while
+                prepare(ctx, detectors)  # the detectors parse here
         return [self.get(i, pin) for i in fact_ids]
 
 
@@ -293,7 +287,8 @@ def measure(
     specs = registry()
     try:
         todo = [i for i in sorted(ids or specs) if not _cached_fact(specs[i], ctx)]
-        _while_preparing(lambda: run_searches(detector_searches(todo), snapshot), ctx, todo)
+        with alongside(lambda: run_searches(detector_searches(todo), snapshot)):  # git greps while
+            prepare(ctx, todo)  # the detectors parse here
         facts = [measure_one(specs[i], ctx, pin) for i in sorted(ids or specs)]
     finally:
         pool.close()

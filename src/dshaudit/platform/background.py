@@ -20,9 +20,9 @@ once; threads take turns, but still let git processes and reading overlap.
 Work that mostly waits on git (greps, one per search or per pathspec group)
 runs in threads, whatever `jobs()` says: `side_by_side`, up to GIT_WAITERS
 at once, and `alongside` the caller's own work. A thread waiting on a git
-process takes no core of this one, and git's processes then run at once. No other module starts threads of its own for
-work; the language server's request thread and the git layer's pipe feeder
-are plumbing, not work.
+process takes no core of this one, and git's processes then run at once.
+No other module starts threads of its own for work; the language server's
+request thread and the git layer's pipe feeder are plumbing, not work.
 
 A job's failure is its caller's: what a background process raised is raised
 again where its answer is asked for, never hidden by doing the work again;
@@ -86,8 +86,8 @@ def side_by_side(work: Callable[[Item], T], items: Iterable[Item]) -> list[T]:
 
 @contextmanager
 def alongside(work: Callable[[], object]) -> Iterator[None]:
-    """`work`, which waits on git, in a thread while the caller's block runs: done, and
-    its failure raised, when the block ends (after the block's own, if it fails)."""
+    """`work`, which waits on git, in a thread while the caller's block runs: done when
+    the block ends, and its failure raised then; a block that fails raises its own."""
     with ThreadPoolExecutor(1, thread_name_prefix="dshaudit-git") as pool:
         done = pool.submit(work)
         yield
