@@ -143,6 +143,17 @@ def git(cwd: Path, *args: str, env: dict | None = None) -> str:
     ).stdout.strip()
 
 
+def configure_shouting(root: Path) -> None:
+    """The clone's configuration names an attributes file that gives .ts files a diff driver,
+    and gives that driver a textconv filter that upper-cases the text: a user's own settings
+    may (`core.attributesFile` is read in a bare clone too), and `git diff` and `git log -G`
+    run such a filter unless told not to."""
+    attributes = root / "user-attributes"
+    attributes.write_text("*.ts diff=shout\n")
+    git(root, "config", "core.attributesFile", str(attributes))
+    git(root, "config", "diff.shout.textconv", "tr a-z A-Z <")
+
+
 def _write(root: Path, rel: str, content: str | bytes) -> None:
     p = root / rel
     p.parent.mkdir(parents=True, exist_ok=True)

@@ -60,6 +60,7 @@ class Diff:
                     "-M",
                     "--no-color",
                     "--no-ext-diff",
+                    "--no-textconv",  # the stored lines, not a filter's rendering of them
                     self.old_sha,
                     self.new_sha,
                     "--",

@@ -216,7 +216,7 @@ class Pickaxe:
     whole range, started at once so that it runs while the walk does its own work.
     Renames are read as a deletion and an addition (`--no-renames`), so a file
     that moves with matching lines is found too; `--text` reads binary files as
-    `git grep -a` does."""
+    `git grep -a` does, and a textconv filter the configuration sets is not run."""
 
     def __init__(
         self,
@@ -234,6 +234,7 @@ class Pickaxe:
             "-s",
             "--no-renames",
             "--text",
+            "--no-textconv",  # the stored lines, which the searches it stands for grep
             "--format=%H",
             *(["-i"] if ignore_case else []),
             "-G",

@@ -12,7 +12,7 @@ from dshaudit.core.errors import InputError, RepoError
 from dshaudit.git.log import Change, Commit, Pickaxe, describe, first_parent_path, read_steps
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
-from fixture_repo import _commit, _write, git
+from fixture_repo import _commit, _write, configure_shouting, git
 
 LINES = "".join(f"line {i}\n" for i in range(20))
 ODD_PATH = "src/\udcff.ts"  # the file name is the byte 0xff, which is not UTF-8
@@ -208,6 +208,16 @@ def test_the_pickaxe_finds_the_commits_that_add_or_remove_a_matching_line_in_the
     assert _pickaxe(repository, shas, "ALPHA") == set()
     assert _pickaxe(repository, shas, "ALPHA", ignore_case=True) == {shas[1], shas[3], shas[4]}
     assert _pickaxe(repository, shas, "al+pha|gamma") == {shas[1], shas[3], shas[4], shas[5]}  # an extended regex
+
+
+def test_the_pickaxe_reads_the_lines_as_stored_whatever_text_conversion_the_clone_configures(make_repo):
+    """`git log -G` runs a textconv filter the clone's configuration sets (`configure_shouting`): the
+    pickaxe reads the stored lines instead, which the searches it stands for grep."""
+    built = make_repo({"a.ts": "one\n"}, {"a.ts": "one\ntwo\n"})
+    configure_shouting(built.root)
+    repository, shas = built.repository(), built.shas
+    assert _pickaxe(repository, shas, "two", globs=("**",)) == {shas[1]}
+    assert _pickaxe(repository, shas, "TWO", globs=("**",)) == set()
 
 
 def test_a_pattern_git_refuses_is_a_repo_error(pickaxed):

@@ -8,6 +8,7 @@ from dshaudit.core.errors import RepoError
 from dshaudit.git import run
 from dshaudit.git.diff import Diff
 from dshaudit.git.grep import Grep
+from fixture_repo import configure_shouting
 
 
 def test_text_drops_one_last_newline_and_keeps_bytes_that_are_not_utf8():
@@ -62,3 +63,12 @@ def test_git_failing_is_a_repo_error_in_its_words(make_repo):
     with pytest.raises(RepoError, match=f"^git diff failed: fatal: bad object {missing}$"):
         Diff(built.repository(), built.shas[0], missing)
     assert Grep(git_dir, built.shas[0]).needles(["zzz"], ["a.txt"]) == {"a.txt": set()}  # no match is no failure
+
+
+def test_a_patch_holds_the_lines_as_stored_whatever_text_conversion_the_clone_configures(make_repo):
+    """`git diff` runs a configured textconv filter by default: the lines a citation is
+    carried through are the blob's own lines, as `git grep` and `git show` read them."""
+    built = make_repo({"a.ts": "one\ntwo\n"}, {"a.ts": "one\ntwo more\n"})
+    configure_shouting(built.root)
+    patch = Diff(built.repository(), built.shas[0], built.shas[1]).patches([("a.ts", "a.ts")])[("a.ts", "a.ts")]
+    assert "-two\n+two more\n" in patch
