@@ -118,6 +118,26 @@ def test_read_steps_lists_each_commit_and_what_it_changed(changing):
     assert read_steps(repository, shas[2], shas[2]) == []
 
 
+def test_renames_are_found_whatever_rename_limit_the_clone_configures(make_repo):
+    """Each file renamed and edited in one commit is a rename: a small `diff.renameLimit` in the
+    configuration would have git skip the search for them (a file that keeps its name in
+    another folder is paired by its name first, whatever the limit) and list deletions and
+    additions."""
+    text = {name: "".join(f"{name} line {i}\n" for i in range(40)) for name in ("a", "b", "c")}
+    built = make_repo(
+        {f"{name}.txt": body for name, body in text.items()},
+        {
+            **{f"{name}.txt": None for name in text},
+            **{f"{name}2.txt": body + "more\n" for name, body in text.items()},
+        },
+    )
+    git(built.root, "config", "diff.renameLimit", "1")
+    (step,) = read_steps(built.repository(), built.shas[0], built.shas[1])
+    assert sorted((c.status, c.old_path, c.new_path) for c in step.changes) == [
+        ("R", f"{name}.txt", f"{name}2.txt") for name in ("a", "b", "c")
+    ]
+
+
 def test_a_step_derives_the_tree_git_lists(changing):
     repository, shas = changing
     tree = repository.snapshot(shas[0])
