@@ -51,6 +51,7 @@ FIXED_CONFIG: tuple[str, ...] = tuple(
         "diff.suppressBlankEmpty=false",
         "diff.algorithm=default",  # the lines a patch or a pickaxe counts as changed, on every machine
         "diff.renameLimit=1000",  # renames are looked for in a commit of many files too (git's default)
+        "core.bigFileThreshold=512m",  # a large file is diffed line by line, not as binary (git's default)
         "log.showSignature=false",  # no signature check among the lines of `git log`
         "log.follow=false",  # a log of one path is a log of that path, not of the file it was renamed from
         "i18n.logOutputEncoding=UTF-8",  # subjects as the UTF-8 they are read as

@@ -8,7 +8,7 @@ from dshaudit.core.errors import RepoError
 from dshaudit.git import run
 from dshaudit.git.diff import Diff
 from dshaudit.git.grep import Grep
-from fixture_repo import configure_shouting
+from fixture_repo import configure_shouting, git
 
 
 def test_text_drops_one_last_newline_and_keeps_bytes_that_are_not_utf8():
@@ -72,3 +72,13 @@ def test_a_patch_holds_the_lines_as_stored_whatever_text_conversion_the_clone_co
     configure_shouting(built.root)
     patch = Diff(built.repository(), built.shas[0], built.shas[1]).patches([("a.ts", "a.ts")])[("a.ts", "a.ts")]
     assert "-two\n+two more\n" in patch
+
+
+def test_a_large_file_has_a_patch_whatever_size_limit_the_clone_configures(make_repo):
+    """Past `core.bigFileThreshold` git diffs a file as binary (no lines): a user's small
+    limit would leave a large cited file with no patch to carry its citations through."""
+    lines = "".join(f"line {i}\n" for i in range(400))
+    built = make_repo({"big.ts": lines}, {"big.ts": lines.replace("line 100\n", "line one hundred\n")})
+    git(built.root, "config", "core.bigFileThreshold", "1k")
+    patch = Diff(built.repository(), built.shas[0], built.shas[1]).patches([("big.ts", "big.ts")])[("big.ts", "big.ts")]
+    assert "-line 100\n+line one hundred\n" in patch
