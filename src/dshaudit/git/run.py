@@ -5,9 +5,10 @@ command line is `git [--git-dir=DIR] FIXED_CONFIG ARGS`: the settings of the
 user's configuration that would change what git writes where dshaudit reads it
 (colour codes, line numbers, quoted paths, what a pattern means, a signature
 among the log lines) are fixed at the values dshaudit parses, so a search means
-the same thing on every machine. The environment is the caller's, less the
-variables that point git at another repository, index or object store: every
-call names its repository (`--git-dir`, or the folder it runs in). git's
+the same thing on every machine; and an object is read as its id stores it,
+never through a replace ref or a graft. The environment is the caller's, less
+the variables that point git at another repository, index or object store:
+every call names its repository (`--git-dir`, or the folder it runs in). git's
 standard input is what the caller gives it, or nothing (a clone or fetch over
 https may still ask git's credential helper, as any git command would).
 
@@ -55,6 +56,8 @@ FIXED_CONFIG: tuple[str, ...] = tuple(
         "log.showSignature=false",  # no signature check among the lines of `git log`
         "log.follow=false",  # a log of one path is a log of that path, not of the file it was renamed from
         "i18n.logOutputEncoding=UTF-8",  # subjects as the UTF-8 they are read as
+        "core.useReplaceRefs=false",  # an object is what its id stores, not what refs/replace/ puts there
+        "advice.graftFileDeprecated=false",  # no hint about GRAFTS_OFF on every call
     )
     for option in ("-c", setting)
 )
@@ -84,10 +87,17 @@ def command(args: Sequence[str], git_dir: str | None = None) -> list[str]:
     return ["git", *([f"--git-dir={git_dir}"] if git_dir is not None else []), *FIXED_CONFIG, *args]
 
 
+# A graft file (the clone's info/grafts, or GIT_GRAFT_FILE) gives commits other parents than
+# they store, as a replace ref may: git reads this empty file instead, so a commit's history is
+# the one its id names.
+GRAFTS_OFF = {"GIT_GRAFT_FILE": os.devnull}
+
+
 def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment without the variables that point git elsewhere, and with `extra`
-    (a locale, the index file to read) on top."""
+    """The caller's environment without the variables that point git elsewhere, with no graft
+    file, and with `extra` (a locale, the index file to read) on top."""
     env = {name: value for name, value in os.environ.items() if name not in _LOCATION_VARIABLES}
+    env.update(GRAFTS_OFF)
     env.update(extra or {})
     return env
 

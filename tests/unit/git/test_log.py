@@ -277,3 +277,18 @@ def test_a_pickaxe_answers_once_and_closes_after(pickaxed):
     pickaxe = Pickaxe(repository, shas[0], shas[-1], "alpha", False, ("**",))
     assert pickaxe.commits() == pickaxe.commits() == {shas[1], shas[2], shas[3], shas[4]}
     pickaxe.close()
+
+
+@pytest.mark.parametrize("how", ["replace ref", "graft file"])
+def test_the_first_parent_path_is_the_stored_one_whatever_the_clone_grafts(make_repo, how):
+    """`git replace --graft` (a ref under refs/replace/) and the older info/grafts file both make
+    git read a commit with other parents than it stores: a clone holding either would cut the
+    path between two pins short, or say one is no ancestor of the other."""
+    built = make_repo({"a.ts": "a\n"}, {"a.ts": "b\n"}, {"a.ts": "c\n"})
+    if how == "replace ref":
+        git(built.root, "replace", "--graft", built.shas[2])
+    else:
+        (built.root / ".git" / "info").mkdir(exist_ok=True)
+        (built.root / ".git" / "info" / "grafts").write_text(built.shas[2] + "\n")
+    assert git(built.root, "rev-list", "--count", built.shas[2]) == "1"  # git itself now sees no parent
+    assert first_parent_path(built.repository(), built.shas[0], built.shas[2]) == built.shas[1:]

@@ -82,3 +82,18 @@ def test_a_large_file_has_a_patch_whatever_size_limit_the_clone_configures(make_
     git(built.root, "config", "core.bigFileThreshold", "1k")
     patch = Diff(built.repository(), built.shas[0], built.shas[1]).patches([("big.ts", "big.ts")])[("big.ts", "big.ts")]
     assert "-line 100\n+line one hundred\n" in patch
+
+
+def test_a_file_is_read_as_stored_whatever_replace_refs_the_clone_holds(make_repo):
+    """`git replace OLD NEW` makes git read NEW wherever OLD is named, in a tree or by id:
+    a clone holding such a ref would show a pinned commit's file with lines it never had."""
+    built = make_repo({"a.ts": "export const stored = 1;\n"})
+    blob = git(built.root, "rev-parse", f"{built.shas[0]}:a.ts")
+    (built.root / "other.txt").write_text("export const replaced = 2;\n")
+    other = git(built.root, "hash-object", "-w", "other.txt")
+    git(built.root, "replace", blob, other)
+    assert git(built.root, "cat-file", "blob", blob) == "export const replaced = 2;"  # git itself now reads NEW
+    snapshot = built.repository().snapshot(built.shas[0])
+    assert snapshot.read_many([blob]) == {blob: b"export const stored = 1;\n"}
+    git_dir = str(built.root / ".git")
+    assert Grep(git_dir, built.shas[0]).needles(["stored", "replaced"], ["a.ts"]) == {"a.ts": {"stored"}}
