@@ -12,6 +12,8 @@ other's answers. Each handle of the clone has its own (`DshRepository.twin`).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dshaudit.core.errors import RepoError
 from dshaudit.git import run
 
@@ -37,7 +39,7 @@ class ObjectReader:
             self._batch = run.Started(["cat-file", "--batch"], self.git_dir, stdin=True, stderr=False)
         header = _ask(self._batch, _checked(object_id))
         if len(header) != 3:
-            raise RepoError(f"cannot read object {object_id}: git cat-file says {b' '.join(header).decode()!r}")
+            raise cannot_read(self.git_dir, object_id, header)
         data = self._batch.stdout.read(int(header[2]))
         self._batch.stdout.read(1)  # the newline after each object
         return data
@@ -48,6 +50,19 @@ class ObjectReader:
             if started is not None:
                 started.wait()
         self._check = self._batch = None
+
+
+def cannot_read(git_dir: str, object_id: str, header: list[bytes]) -> RepoError:
+    """Why `git cat-file` gave no content for an object: what it answered, or that it stopped.
+    A partial clone (made with --filter) holds no file contents until they are read: git then
+    fetches each from the clone's remote, and stops when it cannot; the message says so."""
+    said = f"git cat-file says {b' '.join(header).decode(errors='replace')!r}" if header else "git cat-file stopped"
+    if any((Path(git_dir) / "objects" / "pack").glob("*.promisor")):
+        said += (
+            "; this is a partial clone (made with --filter), whose files git fetches from its remote "
+            "as they are read: let git reach that remote, or clone DSH again without --filter"
+        )
+    return RepoError(f"cannot read object {object_id}: {said}")
 
 
 def _checked(object_id: str) -> str:

@@ -33,7 +33,7 @@ from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import SHA_RE
 from dshaudit.git import run
 from dshaudit.git.clonestate import ASKED_REV, ASKED_TAGS, ASKED_TYPE, list_tags, tags_by_commit
-from dshaudit.git.objects import ObjectReader
+from dshaudit.git.objects import ObjectReader, cannot_read
 from dshaudit.git.snapshot import Snapshot
 from dshaudit.platform import places, ui
 
@@ -245,10 +245,12 @@ class DshRepository:
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
         try:
-            for _ in wanted:
+            for blob in wanted:
                 header = read.readline().split()
                 if len(header) == 2 and header[1] == b"missing":
                     continue
+                if len(header) != 3:
+                    raise cannot_read(self.git_dir, blob, header)
                 oid, size = header[0].decode(), int(header[2])
                 data = read.read(size)
                 read.read(1)  # the newline after each object

@@ -73,6 +73,23 @@ def test_shallow_clone_never_passes(workspace, fixture_repo, tmp_path):
     assert "is a shallow clone" in run.stderr and "--unshallow" in run.stderr
 
 
+def test_a_partial_clone_whose_remote_is_gone_is_a_one_line_error(workspace, fixture_repo, tmp_path):
+    """A clone made with --filter=blob:none holds no file contents: git fetches each from the
+    clone's remote when it is read. With that remote out of reach, the check says why it
+    cannot read the cited file, in one line, rather than stopping on git's silence."""
+    source = tmp_path / "source.git"
+    git(tmp_path, "clone", "-q", "--bare", f"file://{fixture_repo.path}", str(source))
+    git(source, "config", "uploadpack.allowFilter", "true")
+    partial = tmp_path / "partial.git"
+    git(tmp_path, "clone", "-q", "--bare", "--filter=blob:none", f"file://{source}", str(partial))
+    source.rename(tmp_path / "gone.git")
+    write_findings(workspace, CITE, pin="v3")
+    run = run_cli("check", "--repo", str(partial))
+    assert run.exit_code == 3, run.stderr
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("dshaudit: "), run.stderr
+    assert "partial clone" in run.stderr and "--filter" in run.stderr, run.stderr
+
+
 def test_cached_clone_made_on_first_use_then_reused(workspace, fixture_repo, monkeypatch):
     url = f"file://{fixture_repo.path}"
     write_findings(workspace, CITE)
