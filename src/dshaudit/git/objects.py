@@ -12,8 +12,6 @@ other's answers. Each handle of the clone has its own (`DshRepository.twin`).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from dshaudit.core.errors import RepoError
 from dshaudit.git import run
 
@@ -57,12 +55,23 @@ def cannot_read(git_dir: str, object_id: str, header: list[bytes]) -> RepoError:
     A partial clone (made with --filter) holds no file contents until they are read: git then
     fetches each from the clone's remote, and stops when it cannot; the message says so."""
     said = f"git cat-file says {b' '.join(header).decode(errors='replace')!r}" if header else "git cat-file stopped"
-    if any((Path(git_dir) / "objects" / "pack").glob("*.promisor")):
+    if _is_partial(git_dir):
         said += (
             "; this is a partial clone (made with --filter), whose files git fetches from its remote "
             "as they are read: let git reach that remote, or clone DSH again without --filter"
         )
     return RepoError(f"cannot read object {object_id}: {said}")
+
+
+def _is_partial(git_dir: str) -> bool:
+    """Whether the clone's configuration names a promisor remote, which a clone made with
+    --filter has: git fetches from it the objects the clone lacks. (Packs marked `.promisor`
+    alone do not tell: a full clone may hold them too.)"""
+    asked = run.run(["config", "--get-regexp", r"^(remote\..*\.promisor|extensions\.partialclone)$"], git_dir)
+    settings = [line.rsplit(" ", 1) for line in run.text(asked.stdout).splitlines()]
+    return asked.returncode == 0 and any(
+        key.startswith("extensions.") or value.lower() == "true" for key, value in (s for s in settings if len(s) == 2)
+    )
 
 
 def _checked(object_id: str) -> str:
