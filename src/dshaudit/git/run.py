@@ -55,6 +55,7 @@ FIXED_CONFIG: tuple[str, ...] = tuple(
         "core.bigFileThreshold=512m",  # a large file is diffed line by line, not as binary (git's default)
         "log.showSignature=false",  # no signature check among the lines of `git log`
         "log.follow=false",  # a log of one path is a log of that path, not of the file it was renamed from
+        "log.showRoot=true",  # the first commit of a history lists the files it made, as every other does
         "i18n.logOutputEncoding=UTF-8",  # subjects as the UTF-8 they are read as
         "core.useReplaceRefs=false",  # an object is what its id stores, not what refs/replace/ puts there
         "advice.graftFileDeprecated=false",  # no hint about GRAFTS_OFF on every call

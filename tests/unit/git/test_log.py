@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dshaudit.core.errors import InputError, RepoError
-from dshaudit.git.log import Change, Commit, Pickaxe, describe, first_parent_path, read_steps
+from dshaudit.git.log import Change, Commit, Pickaxe, describe, first_parent_path, nearby_versions, read_steps
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
 from fixture_repo import _commit, _write, configure_shouting, git
@@ -292,3 +292,13 @@ def test_the_first_parent_path_is_the_stored_one_whatever_the_clone_grafts(make_
         (built.root / ".git" / "info" / "grafts").write_text(built.shas[2] + "\n")
     assert git(built.root, "rev-list", "--count", built.shas[2]) == "1"  # git itself now sees no parent
     assert first_parent_path(built.repository(), built.shas[0], built.shas[2]) == built.shas[1:]
+
+
+def test_the_versions_near_a_commit_reach_the_first_commit_whatever_the_clone_shows_of_it(make_repo):
+    """With `log.showRoot` false, git lists no changes for the first commit of a history: the
+    version of a file it made would be missing among those a citation's numbers are looked for in."""
+    built = make_repo({"a.ts": "one\n"}, {"a.ts": "two\n"}, {"a.ts": "three\n"})
+    git(built.root, "config", "log.showRoot", "false")
+    versions = nearby_versions(built.repository(), built.shas[1], "a.ts", 5)
+    made = {v.commit.sha: v.distance for v in versions}
+    assert made == {built.shas[0]: -1, built.shas[1]: 0, built.shas[2]: 1}
