@@ -7,10 +7,11 @@ user's configuration that would change what git writes where dshaudit reads it
 among the log lines) are fixed at the values dshaudit parses, so a search means
 the same thing on every machine; and an object is read as its id stores it,
 never through a replace ref or a graft. The environment is the caller's, less
-the variables that point git at another repository, index or object store:
-every call names its repository (`--git-dir`, or the folder it runs in). git's
-standard input is what the caller gives it, or nothing (a clone or fetch over
-https may still ask git's credential helper, as any git command would).
+the variables that point git at another repository, index, object store or
+shallow list (every call names its repository: `--git-dir`, or the folder it
+runs in) and those that reshape a patch. git's standard input is what the
+caller gives it, or nothing (a clone or fetch over https may still ask git's
+credential helper, as any git command would).
 
 Exit codes mean what the caller says they mean: `git grep` exits 1 when
 nothing matches, which is an answer, not a failure; `Finished.output` takes the
@@ -74,6 +75,13 @@ _LOCATION_VARIABLES = frozenset(
         "GIT_COMMON_DIR",
         "GIT_NAMESPACE",
         "GIT_PREFIX",
+        "GIT_SHALLOW_FILE",  # commits read as having no parents, as a shallow clone's own file lists them
+    }
+)
+# Variables that change what a command writes, past the options it is given.
+_FORMAT_VARIABLES = frozenset(
+    {
+        "GIT_DIFF_OPTS",  # --unified=N, which takes precedence over a patch's -U0
     }
 )
 
@@ -95,9 +103,10 @@ GRAFTS_OFF = {"GIT_GRAFT_FILE": os.devnull}
 
 
 def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment without the variables that point git elsewhere, with no graft
-    file, and with `extra` (a locale, the index file to read) on top."""
-    env = {name: value for name, value in os.environ.items() if name not in _LOCATION_VARIABLES}
+    """The caller's environment without the variables that point git elsewhere or change what
+    it writes, with no graft file, and with `extra` (a locale, the index file to read) on top."""
+    dropped = _LOCATION_VARIABLES | _FORMAT_VARIABLES
+    env = {name: value for name, value in os.environ.items() if name not in dropped}
     env.update(GRAFTS_OFF)
     env.update(extra or {})
     return env

@@ -302,3 +302,13 @@ def test_the_versions_near_a_commit_reach_the_first_commit_whatever_the_clone_sh
     versions = nearby_versions(built.repository(), built.shas[1], "a.ts", 5)
     made = {v.commit.sha: v.distance for v in versions}
     assert made == {built.shas[0]: -1, built.shas[1]: 0, built.shas[2]: 1}
+
+
+def test_the_first_parent_path_is_whole_whatever_shallow_file_the_environment_names(make_repo, tmp_path, monkeypatch):
+    """GIT_SHALLOW_FILE makes git read the commits it lists as having no parents, as a
+    shallow clone's own file does: the path between two pins would be cut short."""
+    built = make_repo({"a.ts": "a\n"}, {"a.ts": "b\n"}, {"a.ts": "c\n"})
+    listed = tmp_path / "shallow-list"
+    listed.write_text(built.shas[1] + "\n")
+    monkeypatch.setenv("GIT_SHALLOW_FILE", str(listed))
+    assert first_parent_path(built.repository(), built.shas[0], built.shas[2]) == built.shas[1:]

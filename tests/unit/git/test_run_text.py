@@ -97,3 +97,14 @@ def test_a_file_is_read_as_stored_whatever_replace_refs_the_clone_holds(make_rep
     assert snapshot.read_many([blob]) == {blob: b"export const stored = 1;\n"}
     git_dir = str(built.root / ".git")
     assert Grep(git_dir, built.shas[0]).needles(["stored", "replaced"], ["a.ts"]) == {"a.ts": {"stored"}}
+
+
+def test_a_patch_has_no_context_lines_whatever_git_diff_opts_the_environment_sets(make_repo, monkeypatch):
+    """GIT_DIFF_OPTS=--unified=N takes precedence over the -U0 a patch is asked with: lines
+    around each change would be read as part of the hunks a citation is carried through."""
+    lines = "".join(f"line {i}\n" for i in range(10))
+    built = make_repo({"a.ts": lines}, {"a.ts": lines.replace("line 5\n", "line five\n")})
+    monkeypatch.setenv("GIT_DIFF_OPTS", "--unified=3")
+    patch = Diff(built.repository(), built.shas[0], built.shas[1]).patches([("a.ts", "a.ts")])[("a.ts", "a.ts")]
+    assert "-line 5\n+line five\n" in patch
+    assert not [line for line in patch.splitlines() if line.startswith(" ")]  # no context line
