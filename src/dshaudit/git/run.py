@@ -5,9 +5,11 @@ command line is `git [--git-dir=DIR] FIXED_CONFIG ARGS`: the settings of the
 user's configuration that would change what git writes where dshaudit reads it
 (colour codes, line numbers, quoted paths, what a pattern means, a signature
 among the log lines) are fixed at the values dshaudit parses, so a search means
-the same thing on every machine; and an object is read as its id stores it,
-never through a replace ref or a graft. The environment is the caller's, less
-the variables that point git at another repository, index, object store or
+the same thing on every machine; an object is read as its id stores it, never
+through a replace ref or a graft; and neither the user's nor the machine's
+attributes decide which files are binary or how they are diffed (the clone's
+own info/attributes is its owner's to keep). The environment is the caller's,
+less the variables that point git at another repository, index, object store or
 shallow list (every call names its repository: `--git-dir`, or the folder it
 runs in) and those that reshape a patch. git's standard input is what the
 caller gives it, or nothing (a clone or fetch over https may still ask git's
@@ -34,6 +36,8 @@ from typing import IO
 
 from dshaudit.core.errors import RepoError
 
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # the tree with no entries, which git always knows
+
 # Settings of the user's configuration fixed for every call, at the values the output is read with.
 FIXED_CONFIG: tuple[str, ...] = tuple(
     option
@@ -59,6 +63,11 @@ FIXED_CONFIG: tuple[str, ...] = tuple(
         "log.showRoot=true",  # the first commit of a history lists the files it made, as every other does
         "i18n.logOutputEncoding=UTF-8",  # subjects as the UTF-8 they are read as
         "core.useReplaceRefs=false",  # an object is what its id stores, not what refs/replace/ puts there
+        # No attributes from the user's file, nor (git 2.42 and later) from HEAD's tree in a bare
+        # clone: a `-diff` or `binary` there makes git grep -I skip a text file, and git diff print
+        # no hunks for it. Only its bytes make a file binary, on every machine.
+        f"core.attributesFile={os.devnull}",
+        f"attr.tree={EMPTY_TREE}",
         "advice.graftFileDeprecated=false",  # no hint about GRAFTS_OFF on every call
     )
     for option in ("-c", setting)
@@ -100,14 +109,18 @@ def command(args: Sequence[str], git_dir: str | None = None) -> list[str]:
 # they store, as a replace ref may: git reads this empty file instead, so a commit's history is
 # the one its id names.
 GRAFTS_OFF = {"GIT_GRAFT_FILE": os.devnull}
+# Nor the machine's attributes file (as with core.attributesFile above).
+NO_SYSTEM_ATTRIBUTES = {"GIT_ATTR_NOSYSTEM": "1"}
 
 
 def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The caller's environment without the variables that point git elsewhere or change what
-    it writes, with no graft file, and with `extra` (a locale, the index file to read) on top."""
+    it writes, with no graft file nor system attributes, and with `extra` (a locale, the index
+    file to read) on top."""
     dropped = _LOCATION_VARIABLES | _FORMAT_VARIABLES
     env = {name: value for name, value in os.environ.items() if name not in dropped}
     env.update(GRAFTS_OFF)
+    env.update(NO_SYSTEM_ATTRIBUTES)
     env.update(extra or {})
     return env
 

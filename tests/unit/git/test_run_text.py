@@ -108,3 +108,14 @@ def test_a_patch_has_no_context_lines_whatever_git_diff_opts_the_environment_set
     patch = Diff(built.repository(), built.shas[0], built.shas[1]).patches([("a.ts", "a.ts")])[("a.ts", "a.ts")]
     assert "-line 5\n+line five\n" in patch
     assert not [line for line in patch.splitlines() if line.startswith(" ")]  # no context line
+
+
+def test_a_patch_holds_the_lines_whatever_binary_attribute_the_user_configures(make_repo, tmp_path):
+    """An attributes file that says `-diff` of a file makes git diff print `Binary files differ`
+    for it, with no hunks: a cited file would be carried as if none of its lines had moved."""
+    built = make_repo({"a.ts": "one\ntwo\n"}, {"a.ts": "one\ntwo more\n"})
+    attributes = tmp_path / "user-attributes"
+    attributes.write_text("*.ts -diff\n")
+    git(built.root, "config", "core.attributesFile", str(attributes))
+    patch = Diff(built.repository(), built.shas[0], built.shas[1]).patches([("a.ts", "a.ts")])[("a.ts", "a.ts")]
+    assert "-two\n+two more\n" in patch

@@ -613,3 +613,22 @@ def test_only_plain_words_are_answered_without_git(monkeypatch):
     assert test(("-i",), "x") is None and test((), "x") is not None
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     assert test(("-i",), "k")("\u212a".encode()) is None and test(("-i",), "k")("é K".encode()) is True
+
+
+@pytest.mark.parametrize("attribute", ["-diff", "binary"])
+def test_a_search_reads_text_files_as_text_whatever_attributes_the_user_configures(
+    make_repo, fresh_cache, tmp_path, attribute
+):
+    """git grep -I skips a file whose diff attribute says binary, and a user's attributes file
+    (`core.attributesFile`, read in a bare clone too) may say so of any file: a search's count
+    would then hang on who runs it. Only what the files hold makes one binary."""
+    from dshaudit.core.model import Pin
+    from fixture_repo import git
+
+    built = make_repo({"a.ts": "const needle = 1;\n", "b.md": "the needle\n", "c.bin": b"needle\0"})
+    attributes = tmp_path / "user-attributes"
+    attributes.write_text(f"*.ts {attribute}\n*.md {attribute}\n")
+    git(built.root, "config", "core.attributesFile", str(attributes))
+    snapshot = built.repository().snapshot(built.shas[0])
+    fact = search.measure(searches.parse("search('needle')"), snapshot, Pin("one", built.shas[0]))
+    assert list(fact.fields["lines"]) == ["a.ts:1", "b.md:1"]
