@@ -45,6 +45,7 @@ FIXED_CONFIG: tuple[str, ...] = tuple(
         "core.quotePath=false",  # paths as they are, where a command writes them without -z
         "color.ui=false",  # no colour codes, whatever a command's own colour setting would default to
         "color.grep=false",
+        "color.diff=false",  # a patch of `git log -p` too (color.ui does not override it)
         "grep.patternType=basic",  # a pattern is what its flags say: basic unless -E, -F or -P
         "grep.extendedRegexp=false",
         "grep.fullName=true",  # paths from the top of the tree, wherever git runs
@@ -115,8 +116,7 @@ NO_SYSTEM_ATTRIBUTES = {"GIT_ATTR_NOSYSTEM": "1"}
 
 def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The caller's environment without the variables that point git elsewhere or change what
-    it writes, with no graft file nor system attributes, and with `extra` (a locale, the index
-    file to read) on top."""
+    it writes, with no graft file nor system attributes, and with `extra` (a locale) on top."""
     dropped = _LOCATION_VARIABLES | _FORMAT_VARIABLES
     env = {name: value for name, value in os.environ.items() if name not in dropped}
     env.update(GRAFTS_OFF)

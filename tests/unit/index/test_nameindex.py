@@ -234,6 +234,16 @@ def test_deletion_finds_the_commit_that_removed_a_name(history):
     assert (answer.commits, answer.reached_root) == (3, True)
 
 
+def test_deletion_is_found_whatever_colours_the_clone_gives_patches(history):
+    """`color.diff=always` colours the patches of `git log -p`, which the removed lines are read
+    from, unless the call turns it off: `color.ui` does not, as `color.diff` is the nearer setting."""
+    from fixture_repo import git
+
+    git(history.root, "config", "color.diff", "always")
+    answer = NameIndex(history.snapshot(2)).deletion("legacyHelper")
+    assert answer.deletion is not None and answer.deletion.sha == history.shas[1]
+
+
 def test_deletion_is_none_for_a_name_never_there(history):
     answer = NameIndex(history.snapshot(2)).deletion("neverThere")
     assert (answer.deletion, answer.commits, answer.reached_root) == (None, 3, True)
