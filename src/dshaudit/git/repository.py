@@ -308,8 +308,9 @@ class DshRepository:
 
 def clone_bare(url: str, path: Path) -> None:
     """A bare clone of `url` made at `path`: its branches (`--no-tags`), then all its tags,
-    fetched by name. A RepoError in git's words when either step fails."""
-    done = run.run(["clone", "-v", "--bare", "--no-tags", "--", url, str(path)], env=run.C_LOCALE)
+    fetched by name. Its remote is `origin` whatever `clone.defaultRemoteName` says, since
+    that is the remote later fetches name. A RepoError in git's words when either step fails."""
+    done = run.run(["clone", "-v", "--bare", "--no-tags", "--origin", "origin", "--", url, str(path)], env=run.C_LOCALE)
     if done.returncode == 0:
         done = _fetch(str(path), "+refs/tags/*:refs/tags/*")
     if done.returncode != 0:

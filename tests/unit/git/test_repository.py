@@ -104,6 +104,17 @@ def test_cached_clone_made_on_first_use_then_reused(workspace, fixture_repo, mon
     assert marker.exists()
 
 
+def test_a_cached_clone_is_made_whatever_remote_name_the_user_gives_clones(workspace, fixture_repo, monkeypatch):
+    """`clone.defaultRemoteName` renames the remote a clone makes: the cached clone's remote is
+    still `origin`, which its tags and later commits are fetched from."""
+    settings = workspace / "user-gitconfig"
+    settings.write_text("[clone]\n\tdefaultRemoteName = upstream\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(settings))
+    write_findings(workspace, CITE)
+    run = run_cli("check", "--repo", f"file://{fixture_repo.path}")
+    assert run.exit_code == 0, run.stderr
+
+
 def test_upstream_url_from_config_is_the_default(workspace, fixture_repo, monkeypatch):
     monkeypatch.delenv("DSH_REPO")
     text = (workspace / "dshaudit.toml").read_text()
