@@ -119,3 +119,18 @@ def test_a_patch_holds_the_lines_whatever_binary_attribute_the_user_configures(m
     git(built.root, "config", "core.attributesFile", str(attributes))
     patch = Diff(built.repository(), built.shas[0], built.shas[1]).patches([("a.ts", "a.ts")])[("a.ts", "a.ts")]
     assert "-two\n+two more\n" in patch
+
+
+def _git_version() -> tuple[int, ...]:
+    said = run.output_text(["version"], None)  # `git version 2.45.1`, and more after it on some builds
+    return tuple(int(n) for n in said.split()[2].split(".")[:2] if n.isdigit())
+
+
+@pytest.mark.skipif(_git_version() < (2, 45), reason="diff.srcPrefix and diff.dstPrefix came in git 2.45")
+def test_a_patch_is_found_whatever_prefixes_the_clone_configures(make_repo):
+    """diff.srcPrefix and diff.dstPrefix replace the a/ and b/ a patch's file names are read by."""
+    built = make_repo({"a.ts": "one\ntwo\n"}, {"a.ts": "one\ntwo more\n"})
+    git(built.root, "config", "diff.srcPrefix", "old/")
+    git(built.root, "config", "diff.dstPrefix", "new/")
+    patch = Diff(built.repository(), built.shas[0], built.shas[1]).patches([("a.ts", "a.ts")])[("a.ts", "a.ts")]
+    assert "-two\n+two more\n" in patch
