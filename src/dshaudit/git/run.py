@@ -9,11 +9,11 @@ the same thing on every machine; an object is read as its id stores it, never
 through a replace ref or a graft; and neither the user's nor the machine's
 attributes decide which files are binary or how they are diffed (the clone's
 own info/attributes is its owner's to keep). The environment is the caller's,
-less the variables that point git at another repository, index, object store or
-shallow list (every call names its repository: `--git-dir`, or the folder it
-runs in) and those that reshape a patch. git's standard input is what the
-caller gives it, or nothing (a clone or fetch over https may still ask git's
-credential helper, as any git command would).
+less the variables that point git at another repository, index, object store
+or shallow list (every call names its repository: `--git-dir`, or the folder
+it runs in) and those that change what a pathspec means or reshape a patch.
+git's standard input is what the caller gives it, or nothing (a clone or fetch
+over https may still ask git's credential helper, as any git command would).
 
 Exit codes mean what the caller says they mean: `git grep` exits 1 when
 nothing matches, which is an answer, not a failure; `Finished.output` takes the
@@ -88,10 +88,14 @@ _LOCATION_VARIABLES = frozenset(
         "GIT_SHALLOW_FILE",  # commits read as having no parents, as a shallow clone's own file lists them
     }
 )
-# Variables that change what a command writes, past the options it is given.
-_FORMAT_VARIABLES = frozenset(
+# Variables that change what a command's options and pathspecs mean, or what it writes.
+_MEANING_VARIABLES = frozenset(
     {
         "GIT_DIFF_OPTS",  # --unified=N, which takes precedence over a patch's -U0
+        "GIT_LITERAL_PATHSPECS",  # every pathspec literal, its magic (`:(glob)`, `:!`) off
+        "GIT_GLOB_PATHSPECS",  # `*` no longer crossing `/`
+        "GIT_NOGLOB_PATHSPECS",  # no wildcards at all
+        "GIT_ICASE_PATHSPECS",  # paths matched in any case
     }
 )
 
@@ -115,9 +119,10 @@ NO_SYSTEM_ATTRIBUTES = {"GIT_ATTR_NOSYSTEM": "1"}
 
 
 def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment without the variables that point git elsewhere or change what
-    it writes, with no graft file nor system attributes, and with `extra` (a locale) on top."""
-    dropped = _LOCATION_VARIABLES | _FORMAT_VARIABLES
+    """The caller's environment without the variables that point git elsewhere or change
+    what its arguments mean or what it writes, with no graft file nor system attributes,
+    and with `extra` (a locale) on top."""
+    dropped = _LOCATION_VARIABLES | _MEANING_VARIABLES
     env = {name: value for name, value in os.environ.items() if name not in dropped}
     env.update(GRAFTS_OFF)
     env.update(NO_SYSTEM_ATTRIBUTES)

@@ -632,3 +632,21 @@ def test_a_search_reads_text_files_as_text_whatever_attributes_the_user_configur
     snapshot = built.repository().snapshot(built.shas[0])
     fact = search.measure(searches.parse("search('needle')"), snapshot, Pin("one", built.shas[0]))
     assert list(fact.fields["lines"]) == ["a.ts:1", "b.md:1"]
+
+
+@pytest.mark.parametrize(
+    "variable", ["GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS"]
+)
+def test_a_search_selects_the_same_files_whatever_pathspec_variables_the_environment_sets(
+    make_repo, fresh_cache, monkeypatch, variable
+):
+    """Each of these variables changes what every pathspec of a git command means (all
+    literal, `*` stopping at `/`, no wildcards at all, any case): a search's pathspecs
+    would select other files on the machine of a user who sets one."""
+    from dshaudit.core.model import Pin
+
+    built = make_repo({"a.ts": "needle\n", "src/deep/b.ts": "needle\n", "Src/c.ts": "needle\n", "d.md": "needle\n"})
+    snapshot = built.repository().snapshot(built.shas[0])
+    monkeypatch.setenv(variable, "1")
+    fact = search.measure(searches.parse("search('needle', '*.ts', ':!Src/**')"), snapshot, Pin("one", built.shas[0]))
+    assert list(fact.fields["lines"]) == ["a.ts:1", "src/deep/b.ts:1"]
