@@ -96,6 +96,7 @@ _MEANING_VARIABLES = frozenset(
         "GIT_GLOB_PATHSPECS",  # `*` no longer crossing `/`
         "GIT_NOGLOB_PATHSPECS",  # no wildcards at all
         "GIT_ICASE_PATHSPECS",  # paths matched in any case
+        "GIT_ATTR_SOURCE",  # attributes read from a tree of the user's choosing (git 2.40), as attr.tree
     }
 )
 
