@@ -69,7 +69,7 @@ FIXED_CONFIG: tuple[str, ...] = tuple(
         # no hunks for it. Only its bytes make a file binary, on every machine.
         f"core.attributesFile={os.devnull}",
         f"attr.tree={EMPTY_TREE}",
-        "advice.graftFileDeprecated=false",  # no hint about GRAFTS_OFF on every call
+        "advice.graftFileDeprecated=false",  # no hint on every call about the graft file set below
     )
     for option in ("-c", setting)
 )
@@ -111,12 +111,11 @@ def command(args: Sequence[str], git_dir: str | None = None) -> list[str]:
     return ["git", *([f"--git-dir={git_dir}"] if git_dir is not None else []), *FIXED_CONFIG, *args]
 
 
-# A graft file (the clone's info/grafts, or GIT_GRAFT_FILE) gives commits other parents than
-# they store, as a replace ref may: git reads this empty file instead, so a commit's history is
-# the one its id names.
-GRAFTS_OFF = {"GIT_GRAFT_FILE": os.devnull}
-# Nor the machine's attributes file (as with core.attributesFile above).
-NO_SYSTEM_ATTRIBUTES = {"GIT_ATTR_NOSYSTEM": "1"}
+# Variables set for every call. A graft file (the clone's info/grafts, or GIT_GRAFT_FILE) gives
+# commits other parents than they store, as a replace ref may: git reads an empty one instead,
+# so a commit's history is the one its id names. And no attributes file of the machine's is
+# read, as core.attributesFile above keeps the user's out.
+_FIXED_VARIABLES = {"GIT_GRAFT_FILE": os.devnull, "GIT_ATTR_NOSYSTEM": "1"}
 
 
 def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -125,8 +124,7 @@ def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     and with `extra` (a locale) on top."""
     dropped = _LOCATION_VARIABLES | _MEANING_VARIABLES
     env = {name: value for name, value in os.environ.items() if name not in dropped}
-    env.update(GRAFTS_OFF)
-    env.update(NO_SYSTEM_ATTRIBUTES)
+    env.update(_FIXED_VARIABLES)
     env.update(extra or {})
     return env
 
