@@ -219,3 +219,25 @@ def test_a_clone_that_cannot_be_opened_is_tried_once(workspace, monkeypatch):
     run = run_cli("--jobs", "1", "check", "--repo", str(workspace / "nowhere"))
     assert run.exit_code == 3 and run.stderr.count("no such DSH clone") == 1
     assert len(tries) == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--pin", ""],
+        ["check", "--pin", "  "],
+        ["facts", "--pin", ""],
+        ["report", "--pin", "v1", "--pin", ""],
+        ["show", "vendor/cordis/src/context.ts:14", "--pin", ""],
+        ["history", "--from", "", "--to", "v2"],
+        ["rebase", "--to", ""],
+        ["bisect", "--good", "v1", "--bad", "", "vendor/cordis/src/context.ts:14"],
+    ],
+)
+def test_a_blank_pin_is_a_usage_error_not_no_pin(workspace, args):
+    """`--pin "$NEW_PIN"` with the variable unset gives a blank: read as no pin, the run
+    would check at the documents' own pins and pass, saying nothing of the pin meant."""
+    write_findings(workspace, "Evidence: `vendor/cordis/src/context.ts:14` → `this.fiber`\n")
+    run = run_cli(*args)
+    assert run.exit_code == 2, run.stdout + run.stderr
+    assert "is empty; name a pin" in run.stderr

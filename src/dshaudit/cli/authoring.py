@@ -8,12 +8,13 @@ from pathlib import Path
 import click
 
 from dshaudit.cli.exits import finish, handle_errors
-from dshaudit.cli.options import PIN_HELP, config_option, format_option, repo_option
+from dshaudit.cli.options import PIN, PIN_HELP, config_option, format_option, repo_option
 
 # show and cite read a citation at its own @PIN, else at this one.
 citation_pin_option = click.option(
     "--pin",
     metavar="PIN",
+    type=PIN,
     help=f"Pin to read at when CITATION has no @PIN (default: the config's default_pin). {PIN_HELP}",
 )
 
@@ -72,7 +73,9 @@ def cite(citation: str, repo: str | None, pin: str | None, fmt: str, config_path
 
 @click.command()
 @click.argument("document", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--pin", metavar="PIN", help=f"Pin to read the document at when its front matter names none. {PIN_HELP}")
+@click.option(
+    "--pin", metavar="PIN", type=PIN, help=f"Pin to read the document at when its front matter names none. {PIN_HELP}"
+)
 @click.option("--write", is_flag=True, help="Make the edits in the file (atomically); without it they are only listed.")
 @repo_option
 @format_option()

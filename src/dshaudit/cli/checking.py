@@ -9,6 +9,7 @@ import click
 
 from dshaudit.cli.exits import finish, handle_errors
 from dshaudit.cli.options import (
+    PIN,
     PIN_HELP,
     config_option,
     format_option,
@@ -25,6 +26,7 @@ from dshaudit.cli.options import (
 @click.option(
     "--pin",
     metavar="PIN",
+    type=PIN,
     help=(
         "Check every citation at this pin instead of the file's own; @suffixes still win, and a "
         f"permalink is read at its own commit, then carried to this pin through the diff. {PIN_HELP}"
@@ -105,7 +107,9 @@ def lint_command(
 
 @click.command()
 @repo_option
-@click.option("--pin", metavar="PIN", help=f"Pin to measure at (default: the config's default_pin). {PIN_HELP}")
+@click.option(
+    "--pin", metavar="PIN", type=PIN, help=f"Pin to measure at (default: the config's default_pin). {PIN_HELP}"
+)
 @format_option(("text", "json"), "Output format.")
 @config_option
 @click.argument("ids", nargs=-1)

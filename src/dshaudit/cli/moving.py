@@ -9,7 +9,15 @@ from pathlib import Path
 import click
 
 from dshaudit.cli.exits import finish, finish_page, handle_errors
-from dshaudit.cli.options import PIN_HELP, config_option, format_option, outputs_option, paths_argument, repo_option
+from dshaudit.cli.options import (
+    PIN,
+    PIN_HELP,
+    config_option,
+    format_option,
+    outputs_option,
+    paths_argument,
+    repo_option,
+)
 from dshaudit.output.emit import page_outputs
 
 pin_branches_option = click.option(
@@ -23,9 +31,15 @@ pin_branches_option = click.option(
 
 @click.command()
 @paths_argument
-@click.option("--to", "to_ref", required=True, metavar="PIN", help=f"Pin to carry the citations to. {PIN_HELP}")
 @click.option(
-    "--from", "from_ref", metavar="PIN", help=f"Pin the citations are at (default: each file's own pin). {PIN_HELP}"
+    "--to", "to_ref", required=True, metavar="PIN", type=PIN, help=f"Pin to carry the citations to. {PIN_HELP}"
+)
+@click.option(
+    "--from",
+    "from_ref",
+    metavar="PIN",
+    type=PIN,
+    help=f"Pin the citations are at (default: each file's own pin). {PIN_HELP}",
 )
 @click.option(
     "--write",
@@ -68,7 +82,9 @@ def rebase(
 
 @click.command()
 @paths_argument
-@click.option("--to", "to_ref", required=True, metavar="PIN", help=f"The release to move the documents to. {PIN_HELP}")
+@click.option(
+    "--to", "to_ref", required=True, metavar="PIN", type=PIN, help=f"The release to move the documents to. {PIN_HELP}"
+)
 @click.option("--dry-run", is_flag=True, help="Write nothing: print the pull-request body the move would give.")
 @pin_branches_option
 @repo_option
@@ -113,9 +129,13 @@ def bump(
 @click.command()
 @click.argument("target")
 @click.option(
-    "--good", required=True, metavar="PIN", help=f"Where the citation holds (or the fact has its old value). {PIN_HELP}"
+    "--good",
+    required=True,
+    metavar="PIN",
+    type=PIN,
+    help=f"Where the citation holds (or the fact has its old value). {PIN_HELP}",
 )
-@click.option("--bad", required=True, metavar="PIN", help="Where it no longer does; a descendant of --good.")
+@click.option("--bad", required=True, metavar="PIN", type=PIN, help="Where it no longer does; a descendant of --good.")
 @click.option(
     "--anchor",
     "anchors",

@@ -40,6 +40,22 @@ PAGE_OUTPUT_HELP = (
 CONFIG_HELP = "Configuration file (default: dshaudit.toml here or above)."
 PIN_HELP = "A pin name of dshaudit.toml, a full SHA, or a tag of the DSH clone."
 
+
+class PinName(click.ParamType):
+    """The value of a PIN option: anything but blank. A shell makes a blank of an unset
+    variable (`--pin "$NEW_PIN"`), which would otherwise read as no pin given at all, and
+    the run would pass at the documents' own pins."""
+
+    name = "pin"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("is empty; name a pin of dshaudit.toml, a full SHA or a tag of the DSH clone", param, ctx)
+        return value
+
+
+PIN = PinName()
+
 # The formats of each page, the default first.
 REPORT_FORMATS = ("html", "markdown", "json")
 HISTORY_FORMATS = ("text", "json", "html", "markdown")

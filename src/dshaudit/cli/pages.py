@@ -9,6 +9,7 @@ import click
 from dshaudit.cli.exits import finish_page, handle_errors
 from dshaudit.cli.options import (
     HISTORY_FORMATS,
+    PIN,
     PIN_HELP,
     REPORT_FORMATS,
     config_option,
@@ -26,6 +27,7 @@ from dshaudit.cli.options import (
     "--pin",
     "pins",
     metavar="PIN",
+    type=PIN,
     multiple=True,
     help="Report at this pin (repeatable: the first is the main one, later ones add a status column each). "
     f"Default: each file's own pin. {PIN_HELP}",
@@ -33,6 +35,7 @@ from dshaudit.cli.options import (
 @click.option(
     "--since",
     metavar="PIN",
+    type=PIN,
     help='Add the section "Upstream changes since the pin": what each commit from PIN to the report\'s pin '
     "did to the findings (as `dshaudit history`).",
 )
@@ -66,8 +69,12 @@ def report(
 
 @click.command()
 @paths_argument
-@click.option("--from", "from_ref", required=True, metavar="PIN", help=f"The pin the walk starts from. {PIN_HELP}")
-@click.option("--to", "to_ref", required=True, metavar="PIN", help="The pin it ends at; a descendant of --from.")
+@click.option(
+    "--from", "from_ref", required=True, metavar="PIN", type=PIN, help=f"The pin the walk starts from. {PIN_HELP}"
+)
+@click.option(
+    "--to", "to_ref", required=True, metavar="PIN", type=PIN, help="The pin it ends at; a descendant of --from."
+)
 @repo_option
 @page_options(HISTORY_FORMATS)
 @tree_docs_option
