@@ -232,12 +232,18 @@ def test_a_clone_that_cannot_be_opened_is_tried_once(workspace, monkeypatch):
         ["history", "--from", "", "--to", "v2"],
         ["rebase", "--to", ""],
         ["bisect", "--good", "v1", "--bad", "", "vendor/cordis/src/context.ts:14"],
+        ["check", ""],
+        ["check", "findings/f.md", " "],
+        ["check", "--config", ""],
+        ["check", "--repo", ""],
+        ["anchor", ""],
     ],
 )
-def test_a_blank_pin_is_a_usage_error_not_no_pin(workspace, args):
-    """`--pin "$NEW_PIN"` with the variable unset gives a blank: read as no pin, the run
-    would check at the documents' own pins and pass, saying nothing of the pin meant."""
+def test_a_blank_value_is_a_usage_error_not_the_option_left_out(workspace, args):
+    """`--pin "$NEW_PIN"` or `check "$DOC"` with the variable unset gives a blank: read as
+    no value, the run would go on at its defaults (the documents' own pins, every document
+    below the current folder) and say nothing of the value meant."""
     write_findings(workspace, "Evidence: `vendor/cordis/src/context.ts:14` → `this.fiber`\n")
     run = run_cli(*args)
     assert run.exit_code == 2, run.stdout + run.stderr
-    assert "is empty; name a pin" in run.stderr
+    assert "is empty; name a" in run.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from dshaudit.cli.exits import finish, handle_errors
-from dshaudit.cli.options import PIN, PIN_HELP, config_option, format_option, repo_option
+from dshaudit.cli.options import PIN, PIN_HELP, FilledPath, config_option, format_option, repo_option
 
 # show and cite read a citation at its own @PIN, else at this one.
 citation_pin_option = click.option(
@@ -72,7 +72,7 @@ def cite(citation: str, repo: str | None, pin: str | None, fmt: str, config_path
 
 
 @click.command()
-@click.argument("document", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("document", type=FilledPath("name a Markdown document", path_type=Path, dir_okay=False))
 @click.option(
     "--pin", metavar="PIN", type=PIN, help=f"Pin to read the document at when its front matter names none. {PIN_HELP}"
 )
@@ -103,7 +103,7 @@ def anchor(document: Path, pin: str | None, write: bool, repo: str | None, fmt: 
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
+    type=FilledPath("name a configuration file", dir_okay=False),
     help="Configuration file for every document (default: dshaudit.toml in the document's folder or above, "
     "else the packaged default).",
 )

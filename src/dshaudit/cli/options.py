@@ -41,28 +41,47 @@ CONFIG_HELP = "Configuration file (default: dshaudit.toml here or above)."
 PIN_HELP = "A pin name of dshaudit.toml, a full SHA, or a tag of the DSH clone."
 
 
-class PinName(click.ParamType):
-    """The value of a PIN option: anything but blank. A shell makes a blank of an unset
-    variable (`--pin "$NEW_PIN"`), which would otherwise read as no pin given at all, and
-    the run would pass at the documents' own pins."""
+class Filled(click.ParamType):
+    """A value that may not be blank. A shell makes a blank of an unset variable
+    (`--pin "$NEW_PIN"`), which would otherwise read as the option not given at all:
+    the run would go on at its defaults and say nothing of the value meant."""
 
-    name = "pin"
+    def __init__(self, name: str, hint: str):
+        self.name, self.hint = name, hint
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip():
-            self.fail("is empty; name a pin of dshaudit.toml, a full SHA or a tag of the DSH clone", param, ctx)
+            self.fail(f"is empty; {self.hint}", param, ctx)
         return value
 
 
-PIN = PinName()
+class FilledPath(click.Path):
+    """A path that may not be blank: `check "$DOC"` with the variable unset would otherwise
+    read the current folder, every Markdown file below it. `hint` says what to name instead."""
+
+    def __init__(self, hint: str = "name a file or a folder", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.hint = hint
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail(f"is empty; {self.hint}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+PIN = Filled("pin", "name a pin of dshaudit.toml, a full SHA or a tag of the DSH clone")
 
 # The formats of each page, the default first.
 REPORT_FORMATS = ("html", "markdown", "json")
 HISTORY_FORMATS = ("text", "json", "html", "markdown")
 
-paths_argument = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-repo_option = click.option("--repo", metavar="PATH_OR_URL", help=REPO_HELP)
-config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
+paths_argument = click.argument("paths", nargs=-1, type=FilledPath(path_type=Path))
+repo_option = click.option(
+    "--repo", metavar="PATH_OR_URL", type=Filled("repo", "name a DSH clone's path or URL"), help=REPO_HELP
+)
+config_option = click.option(
+    "--config", "config_path", type=FilledPath("name a configuration file", dir_okay=False), help=CONFIG_HELP
+)
 outputs_option = click.option("--output", "outputs", multiple=True, metavar="FORMAT=PATH", help=OUTPUT_HELP)
 tree_docs_option = click.option("--tree-docs", "tree_docs", multiple=True, metavar="PIN[:DIR]", help=TREE_DOCS_HELP)
 
