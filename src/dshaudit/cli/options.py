@@ -41,6 +41,15 @@ CONFIG_HELP = "Configuration file (default: dshaudit.toml here or above)."
 PIN_HELP = "A pin name of dshaudit.toml, a full SHA, or a tag of the DSH clone."
 
 
+def _refuse_blank(
+    kind: click.ParamType, hint: str, value: Any, param: click.Parameter | None, ctx: click.Context | None
+) -> Any:
+    """`value` as given, unless it is blank: then a usage error that says what to name (`hint`)."""
+    if isinstance(value, str) and not value.strip():
+        kind.fail(f"is empty; {hint}", param, ctx)
+    return value
+
+
 class Filled(click.ParamType):
     """A value that may not be blank. A shell makes a blank of an unset variable
     (`--pin "$NEW_PIN"`), which would otherwise read as the option not given at all:
@@ -50,9 +59,7 @@ class Filled(click.ParamType):
         self.name, self.hint = name, hint
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and not value.strip():
-            self.fail(f"is empty; {self.hint}", param, ctx)
-        return value
+        return _refuse_blank(self, self.hint, value, param, ctx)
 
 
 class FilledPath(click.Path):
@@ -64,9 +71,7 @@ class FilledPath(click.Path):
         self.hint = hint
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and not value.strip():
-            self.fail(f"is empty; {self.hint}", param, ctx)
-        return super().convert(value, param, ctx)
+        return super().convert(_refuse_blank(self, self.hint, value, param, ctx), param, ctx)
 
 
 PIN = Filled("pin", "name a pin of dshaudit.toml, a full SHA or a tag of the DSH clone")
