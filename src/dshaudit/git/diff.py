@@ -61,8 +61,6 @@ class Diff:
                     "--no-color",
                     "--no-ext-diff",
                     "--no-textconv",  # the stored lines, not a filter's rendering of them
-                    "--src-prefix=a/",  # the names the sections are read by, whatever
-                    "--dst-prefix=b/",  # diff.srcPrefix and diff.dstPrefix (git 2.45) say
                     self.old_sha,
                     self.new_sha,
                     "--",
