@@ -20,16 +20,20 @@ nothing matches, which is an answer, not a failure; `Finished.output` takes the
 codes a caller accepts. A failure is a RepoError in git's own words.
 
 No other module of dshaudit starts a process: tests/unit/git/test_one_runner.py
-reads the source of every module to hold to that.
+reads the source of every module to hold to that. None outlives the run either:
+a process started beside the caller (`Started`) and not ended when the
+interpreter exits is ended then, and waited for.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import selectors
 import subprocess
 import tempfile
 import time
+import weakref
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -298,6 +302,24 @@ def ask(args: Sequence[str], *, cwd: str, timeout: float) -> str | None:
     return out if done.returncode == 0 and out else None
 
 
+# The git processes started here and not ended yet. A `git cat-file` kept for the whole run
+# is ended only by the run's end: unwaited, it would outlive dshaudit as nobody's child, and
+# where the system's first process reaps no orphans (a container's), stay a zombie. Weakly
+# held: one its caller let go of is collected as before (its pipes closed, so git ends),
+# not kept with open pipes until a long run (the language server) exits.
+_RUNNING: weakref.WeakSet[Started] = weakref.WeakSet()
+
+
+@atexit.register
+def _end_running() -> None:
+    for started in list(_RUNNING):
+        started.stop()
+
+
+# A forked process owns none of its parent's processes: they are the parent's to end.
+os.register_at_fork(after_in_child=_RUNNING.clear)
+
+
 class Started:
     """A git process started now, running beside the caller. `finish` waits for its end;
     `stop` ends it early; `wait` lets it end by itself once the caller has written and
@@ -331,6 +353,7 @@ class Started:
         except BaseException:
             self._release()
             raise
+        _RUNNING.add(self)
 
     @property
     def stdin(self) -> IO[bytes]:
@@ -376,6 +399,7 @@ class Started:
 
     def _release(self) -> None:
         self._ended = True
+        _RUNNING.discard(self)
         if self._spool is not None:
             self._spool.close()
 

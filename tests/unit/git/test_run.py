@@ -3,6 +3,10 @@ each caller says what an exit code means."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 from dshaudit.core.errors import RepoError
@@ -139,6 +143,36 @@ def test_a_started_git_is_stopped_and_its_spooled_output_read(fixture_repo):
     spooled = run.Started(["rev-parse", "--verify", fixture_repo.shas["v2"]], git_dir, spool=True)
     assert spooled.finish().output() == fixture_repo.shas["v2"].encode() + b"\n"
     spooled.stop()  # after the end: nothing to do
+
+
+# Runs a Python program as its child, adopting the child's orphans (a subreaper, as a
+# container's first process may be), and says whether the git process whose id the program
+# printed was still there, running or unreaped, when the program had ended.
+ADOPTER = textwrap.dedent(
+    """
+    import ctypes, os, subprocess, sys
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    done = subprocess.run([sys.executable, "-c", sys.argv[1]], capture_output=True, text=True, check=True)
+    pid = int(done.stdout)
+    left = os.path.exists(f"/proc/{pid}")
+    if left:
+        os.waitpid(pid, 0)
+    print("left behind" if left else "ended")
+    """
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="adopting orphans (a subreaper) is Linux's")
+def test_no_git_process_outlives_the_run(fixture_repo):
+    """A git process still running when the interpreter exits (the `git cat-file` a handle keeps
+    for the whole run) is ended and waited for then, not left for the system to adopt."""
+    program = (
+        "from dshaudit.git import run\n"
+        f"kept = run.Started(['cat-file', '--batch-check'], {str(fixture_repo.bare)!r}, stdin=True, stderr=False)\n"
+        "print(kept._proc.pid)\n"
+    )
+    said = subprocess.run([sys.executable, "-c", ADOPTER, program], capture_output=True, text=True, check=True)
+    assert said.stdout.strip() == "ended"
 
 
 def test_a_question_without_an_answer_is_none(fixture_repo, tmp_path):
