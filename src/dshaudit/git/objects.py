@@ -8,12 +8,52 @@ are read otherwise, in one process of their own (`DshRepository.read_blobs`).
 
 A reader answers one question at a time: two threads sharing it would read each
 other's answers. Each handle of the clone has its own (`DshRepository.twin`).
+
+What is read is kept (`BlobStore`): a blob's content never changes, and the parts
+of a run that read the same file (the facts, the citations, the claims on DSH's
+own documents) then read it from git once.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 from dshaudit.core.errors import RepoError
 from dshaudit.git import run
+
+BLOB_STORE_BYTES = 32 << 20  # what a handle keeps of the blobs it read: enough for the files one run reads again
+
+
+class BlobStore:
+    """Blob contents by id, as they were read: those used last, up to `limit` bytes in all.
+    Safe to share between threads (a handle and its twins in one process)."""
+
+    def __init__(self, limit: int = BLOB_STORE_BYTES):
+        self.limit = limit
+        self._data: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, blob_id: str) -> bytes | None:
+        with self._lock:
+            data = self._data.get(blob_id)
+            if data is not None:
+                self._data.move_to_end(blob_id)
+            return data
+
+    def put(self, blob_id: str, data: bytes) -> None:
+        if len(data) > self.limit:
+            return  # would push out everything else
+        with self._lock:
+            if blob_id in self._data:
+                self._data.move_to_end(blob_id)
+                return
+            self._data[blob_id] = data
+            self._size += len(data)
+            while self._size > self.limit:
+                _, dropped = self._data.popitem(last=False)
+                self._size -= len(dropped)
 
 
 class ObjectReader:

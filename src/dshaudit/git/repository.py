@@ -23,7 +23,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import git
@@ -33,7 +33,7 @@ from dshaudit.core.errors import InputError, RepoError
 from dshaudit.core.model import SHA_RE
 from dshaudit.git import run
 from dshaudit.git.clonestate import ASKED_REV, ASKED_TAGS, ASKED_TYPE, list_tags, tags_by_commit
-from dshaudit.git.objects import ObjectReader, cannot_read
+from dshaudit.git.objects import BlobStore, ObjectReader, cannot_read
 from dshaudit.git.snapshot import Snapshot
 from dshaudit.platform import places, ui
 
@@ -64,6 +64,7 @@ class DshRepository:
         except (InvalidGitRepositoryError, NoSuchPathError):
             raise RepoError(f"{origin}: not a git repository") from None
         self._objects = ObjectReader(self.git_dir)
+        self._blobs = BlobStore()  # what was read, whichever reader read it (objects.py)
         self._snapshots: dict[str, Snapshot] = {}
         # What this handle (and its twins) asked the clone whose answer can change
         # (which commit a ref names, whether the clone holds an object), with the
@@ -92,6 +93,7 @@ class DshRepository:
         come along (a tree never changes), so the twin does not list them again."""
         other = DshRepository(Path(self.git_dir), self.origin, self.cached)
         other._snapshots = {sha: snap.moved_to(other) for sha, snap in self._snapshots.items()}
+        other._blobs = self._blobs  # a thread's twin reads what this handle read; a forked one, a copy
         other.asked = self.asked
         return other
 
@@ -216,20 +218,43 @@ class DshRepository:
         return found
 
     def read_blob(self, blob_id: str) -> bytes:
-        """One blob's content, through the handle's running `git cat-file --batch`."""
-        return self._objects.read(blob_id)
+        """One blob's content: kept from an earlier read, else through the handle's running
+        `git cat-file --batch`."""
+        data = self._blobs.get(blob_id)
+        if data is None:
+            data = self._objects.read(blob_id)
+            self._blobs.put(blob_id, data)
+        return data
 
     def read_blobs(self, blob_ids: list[str]) -> dict[str, bytes]:
-        """Blob contents by id, read through one `git cat-file --batch` process."""
+        """Blob contents by id (`each_blob`)."""
         return dict(self.each_blob(blob_ids))
 
     def each_blob(self, blob_ids: list[str]) -> Iterator[tuple[str, bytes]]:
-        """(id, content) of each blob the clone holds, in id order, read through one
-        `git cat-file --batch` process: a caller that keeps less than the contents
-        never holds them all at once."""
+        """(id, content) of each blob the clone holds, in id order: those read before as
+        they were kept, the others read through one `git cat-file --batch` process. A
+        caller that keeps less than the contents never holds them all at once."""
+        wanted = sorted(set(blob_ids))
+        held = {b: data for b in wanted if (data := self._blobs.get(b)) is not None}
+        fresh = self._read_each([b for b in wanted if b not in held])
+        try:
+            pending = next(fresh, None)
+            for blob in wanted:
+                if blob in held:
+                    yield blob, held.pop(blob)
+                elif pending is not None and pending[0] == blob:
+                    _, oid, data = pending
+                    self._blobs.put(oid, data)
+                    yield oid, data
+                    pending = next(fresh, None)
+        finally:
+            fresh.close()
+
+    def _read_each(self, wanted: list[str]) -> Generator[tuple[str, str, bytes], None, None]:
+        """(id asked for, id, content) of each of these blobs (sorted) the clone holds, in
+        their order, read through one `git cat-file --batch` process."""
         import threading
 
-        wanted = sorted(set(blob_ids))
         if not wanted:
             return
         proc = run.Started(["cat-file", "--batch"], self.git_dir, stdin=True, stderr=False)
@@ -254,7 +279,7 @@ class DshRepository:
                 oid, size = header[0].decode(), int(header[2])
                 data = read.read(size)
                 read.read(1)  # the newline after each object
-                yield oid, data
+                yield blob, oid, data
         finally:
             # Closes the pipes (left to the collector, they are a ResourceWarning) and waits for
             # git; a reader that stopped early closes them on git, which then ends.

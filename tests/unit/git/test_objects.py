@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dshaudit.core.errors import RepoError
-from dshaudit.git.objects import ObjectReader
+from dshaudit.git.objects import BlobStore, ObjectReader
 from fixture_repo import git
 
 BINARY = b"\x00\x01\xff\nno final newline"
@@ -76,3 +76,14 @@ def test_a_handle_reads_through_its_reader(make_repo):
     assert snapshot.read(snapshot.entry("a.txt").blob_sha) == b"alpha\n"
     assert repository.object_type(built.shas[0]) == "commit" and repository.object_type("1" * 40) is None
     repository.close()
+
+
+def test_the_store_keeps_the_blobs_used_last_up_to_its_limit():
+    store = BlobStore(limit=10)
+    store.put("a", b"aaaa")
+    store.put("b", b"bbbb")
+    assert store.get("a") == b"aaaa"  # used: now the last to go
+    store.put("c", b"cccc")  # 12 bytes: the one used longest ago goes
+    assert (store.get("a"), store.get("b"), store.get("c")) == (b"aaaa", None, b"cccc")
+    store.put("huge", b"x" * 11)  # more than the whole limit: kept by nobody, pushes nothing out
+    assert (store.get("huge"), store.get("a"), store.get("c")) == (None, b"aaaa", b"cccc")

@@ -202,6 +202,35 @@ def test_a_twin_starts_with_the_trees_listed_and_reads_through_its_own_handle(fi
     assert twin.snapshot(fixture_repo.shas["v1"]).index() is not None  # a tree not listed before is listed as usual
 
 
+def test_a_handle_reads_each_blob_from_git_once_however_it_is_asked_for(fixture_repo, monkeypatch):
+    """The facts, the citations and the claims on DSH's documents read many of the same
+    files, one blob at a time or many at once: git is asked for each blob once."""
+    from dshaudit.git import objects
+    from dshaudit.git.repository import DshRepository
+
+    one_by_one: list[str] = []
+    real_read = objects.ObjectReader.read
+    monkeypatch.setattr(
+        objects.ObjectReader, "read", lambda self, oid: (one_by_one.append(oid), real_read(self, oid))[1]
+    )
+    in_batches: list[list[str]] = []
+    real_each = DshRepository._read_each
+    monkeypatch.setattr(
+        DshRepository, "_read_each", lambda self, ids: (in_batches.append(list(ids)), real_each(self, ids))[1]
+    )
+    handle = DshRepository(fixture_repo.bare, "fixture")
+    try:
+        blobs = handle.snapshot(fixture_repo.shas["v2"]).blob_ids()
+        first, second = sorted(blobs.values())[:2]
+        alone = handle.read_blob(second)
+        together = list(handle.each_blob([second, "1" * 40, first, second]))  # a missing id is skipped
+        assert together == [(first, handle.read_blob(first)), (second, alone)]  # in id order
+        assert handle.read_blobs([first, second]) == {first: together[0][1], second: alone}
+        assert one_by_one == [second] and in_batches == [sorted(["1" * 40, first]), []]
+    finally:
+        handle.close()
+
+
 def test_findings_with_a_pin_and_nothing_to_look_up_open_no_clone(workspace, monkeypatch):
     from dshaudit.git.repository import DshRepository
 
