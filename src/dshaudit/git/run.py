@@ -117,6 +117,8 @@ def command(args: Sequence[str], git_dir: str | None = None) -> list[str]:
     return ["git", *([f"--git-dir={git_dir}"] if git_dir is not None else []), *FIXED_CONFIG, *args]
 
 
+_DROPPED_VARIABLES = _LOCATION_VARIABLES | _MEANING_VARIABLES
+
 # Variables set for every call. A graft file (the clone's info/grafts, or GIT_GRAFT_FILE) gives
 # commits other parents than they store, as a replace ref may: git reads an empty one instead,
 # so a commit's history is the one its id names. And no attributes file of the machine's is
@@ -128,8 +130,7 @@ def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The caller's environment without the variables that point git elsewhere or change
     what its arguments mean or what it writes, with no graft file nor system attributes,
     and with `extra` (a locale) on top."""
-    dropped = _LOCATION_VARIABLES | _MEANING_VARIABLES
-    env = {name: value for name, value in os.environ.items() if name not in dropped}
+    env = {name: value for name, value in os.environ.items() if name not in _DROPPED_VARIABLES}
     env.update(_FIXED_VARIABLES)
     env.update(extra or {})
     return env
