@@ -127,6 +127,7 @@ class BackgroundJob(Generic[T]):
         self._on_stop = stop
         self._outcome: tuple[str, Any] | None = None
         self._future: Future[T] | None = None
+        self._thread: threading.Thread | None = None
         self._reader: Connection | None = None
         self._process: BaseProcess | None = None
 
@@ -137,9 +138,9 @@ class BackgroundJob(Generic[T]):
         if job.placement is Placement.PROCESS:
             job._fork()
         elif job.placement is Placement.THREAD:
-            executor = ThreadPoolExecutor(1, thread_name_prefix="dshaudit-job")
-            job._future = executor.submit(work)
-            executor.shutdown(wait=False)  # no more work for it; the thread ends with this one
+            job._future = Future()
+            job._thread = threading.Thread(target=_settle, args=(job._future, work), name="dshaudit-job")
+            job._thread.start()
         return job
 
     @classmethod
@@ -160,7 +161,10 @@ class BackgroundJob(Generic[T]):
             if self.placement is Placement.INLINE:
                 self._outcome = (_DONE, self._work())
             elif self._future is not None:
-                self._outcome = (_DONE, self._future.result())
+                try:
+                    self._outcome = (_DONE, self._future.result())
+                finally:
+                    self._join()
             else:
                 self._outcome = self._receive()
         how, answer = self._outcome
@@ -180,12 +184,19 @@ class BackgroundJob(Generic[T]):
             self._on_stop()
         if self._future is not None and not self._future.cancel():
             self._future.exception()  # its git processes end with it; its error is not wanted
+        self._join()
         if self._process is not None:
             if self._process.is_alive():
                 self._process.kill()
             self._process.join()
         if self._reader is not None:
             self._reader.close()
+
+    def _join(self) -> None:
+        """The job's thread waited for to its end, not only to its answer: the process is one
+        thread again once the answer is known, so that work started next may fork (`placement`)."""
+        if self._thread is not None:
+            self._thread.join()
 
     # -- in a forked process ----------------------------------------------------------
 
@@ -213,6 +224,17 @@ class BackgroundJob(Generic[T]):
             self._reader.close()
             self._process.join()
         return outcome
+
+
+def _settle(future: Future[T], work: Callable[[], T]) -> None:
+    """In the job's thread: the work's answer, or what it raised, set on `future`; nothing
+    when the job was stopped before the thread began."""
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        future.set_result(work())
+    except BaseException as exc:  # Ctrl-C and exits too: the caller raises them where it asks
+        future.set_exception(exc)
 
 
 def _answer(writer: Connection, work: Callable[[], object]) -> None:

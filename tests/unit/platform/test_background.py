@@ -111,6 +111,23 @@ def test_a_process_that_ends_without_an_answer_is_an_error():
         BackgroundJob.start(lambda: os._exit(7), Placement.PROCESS).result()
 
 
+def _job_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("dshaudit-job")]
+
+
+def test_a_job_in_a_thread_has_no_thread_left_once_it_is_answered_or_stopped():
+    """The process is one thread again, so that work started next may fork (`placement`)."""
+    for n in range(20):
+        job = BackgroundJob.start(lambda n=n: n, Placement.THREAD)
+        assert job.result() == n
+        assert not _job_threads(), "the job's thread outlived its answer"
+    release = threading.Event()
+    job = BackgroundJob.start(release.wait, Placement.THREAD)
+    release.set()
+    job.stop()
+    assert not _job_threads(), "the job's thread outlived its stop"
+
+
 def test_stop_ends_a_process_still_at_work():
     job = BackgroundJob.start(lambda: time.sleep(60), Placement.PROCESS)
     began = time.monotonic()
