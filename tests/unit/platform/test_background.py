@@ -159,6 +159,8 @@ def test_a_worker_pool_sets_each_worker_up_and_answers_in_order(monkeypatch, whe
         pool.close()
 
 
+# The fork is forced beside the pool's management thread, which `placement` would not do.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_a_background_process_starts_workers_of_its_own_after_its_parent_did(monkeypatch):
     """Its parent's fork server is not its child: it starts one of its own."""
     background.configure(2)
