@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from dshaudit.git.snapshot import Snapshot
 
 CHUNK = 300  # names per alternation
-_LINE_NUMBER_RE = re.compile(r"^[0-9]+\0", re.MULTILINE)
+# A match's line number where a line starts: looked for after a line break, a literal the
+# regular expression engine finds first (a `^` would be tried at every character).
+_LINE_NUMBER_RE = re.compile(r"\n[0-9]+\0")
 
 
 def _pass_args(syntax: list[str], pattern: str, lines: bool) -> list[str]:
@@ -204,9 +206,9 @@ class NamePasses:
             for block in out.decode("utf-8", "replace").split("\n\n"):
                 head, _, body = block.partition("\n")
                 path = head.removeprefix(prefix)
-                rows = body.split("\n") if texts else []
                 # Each distinct match once: a file repeats the same names many times.
-                distinct = set((_LINE_NUMBER_RE.sub("", body) if texts else body).split("\n"))
+                matches = _LINE_NUMBER_RE.sub("\n", "\n" + body)[1:] if texts else body
+                distinct = set(matches.split("\n"))
                 claimed = False
                 for text in distinct:
                     for name in inside.names(text):
@@ -215,7 +217,7 @@ class NamePasses:
                 if not claimed:
                     continue
                 seen: dict[str, set[str]] = {}
-                for row in rows:
+                for row in body.split("\n"):
                     number, _, text = row.partition("\0")
                     for claim in inside.claims(text):
                         if taken[claim] < ABSENCE_PLACES and number not in seen.setdefault(claim, set()):
