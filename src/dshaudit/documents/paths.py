@@ -3,6 +3,7 @@ line list reads, and which paths can never name a file of a repository."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from dshaudit.core.model import LineRange
@@ -63,6 +64,8 @@ def parse_lines(spec: str) -> tuple[tuple[LineRange, ...], str | None]:
     return tuple(ranges), problem
 
 
+# Remembered by the path: `history` asks it of each citation again at every commit that touches its file.
+@lru_cache(maxsize=1 << 14)
 def path_problem(path: str) -> str | None:
     """Why a cited path can never name a file in a repository, if it can't. A path
     written percent-encoded (a permalink's) is judged as what it decodes to, however
