@@ -122,15 +122,21 @@ def _without_emphasis(text: str, spans: list[tuple[int, int, int, int]]) -> str:
     marker is never paired with an underscore inside one (`spans`: the text's code spans)."""
     if "_" not in text:
         return text
-    outside = list(text)
-    for start, _, _, end in spans:
-        outside[start:end] = "\0" * (end - start)  # as punctuation, as its backticks are
-    chars = list(text)
-    for m in _UNDERSCORE_EMPHASIS_RE.finditer("".join(outside)):
+    # Built from slices, not from a list of the text's characters: a page is read whole.
+    pieces: list[str] = []
+    done = 0
+    for start, _, _, end in sorted(spans):
+        start, end = max(start, done), min(end, len(text))
+        if start < end:
+            pieces += [text[done:start], "\0" * (end - start)]  # as punctuation, as its backticks are
+            done = end
+    outside = "".join([*pieces, text[done:]])
+    pieces, done = [], 0
+    for m in _UNDERSCORE_EMPHASIS_RE.finditer(outside):
         width = len(m[1])
-        chars[m.start() : m.start() + width] = " " * width
-        chars[m.end() - width : m.end()] = " " * width
-    return "".join(chars)
+        pieces += [text[done : m.start()], " " * width, text[m.start() + width : m.end() - width], " " * width]
+        done = m.end()
+    return "".join([*pieces, text[done:]]) if pieces else text
 
 
 def code_names(text: str, skip: list[tuple[int, int]] | None = None) -> list[Name]:

@@ -99,3 +99,29 @@ def test_the_word_screen_passes_over_no_identifier(text):
     plain = re.compile(r"(?<![\w$.@/-])[A-Za-z_$][\w$]*(?![\w$/@-])")
     everyone = [m.span() for m in plain.finditer(text) if is_identifier_like(m.group(0))]
     assert [m.span() for m in names._WORD_RE.finditer(text) if is_identifier_like(m.group(0))] == everyone
+
+
+def _blanked_one_character_at_a_time(text: str, spans: list[tuple[int, int, int, int]]) -> str:
+    """Underscore emphasis blanked as its definition reads, over a list of the text's characters."""
+    from dshaudit.documents.names import _UNDERSCORE_EMPHASIS_RE
+
+    if "_" not in text:
+        return text
+    outside = list(text)
+    for start, _, _, end in spans:
+        outside[start:end] = "\0" * (end - start)
+    chars = list(text)
+    for m in _UNDERSCORE_EMPHASIS_RE.finditer("".join(outside)):
+        width = len(m[1])
+        chars[m.start() : m.start() + width] = " " * width
+        chars[m.end() - width : m.end()] = " " * width
+    return "".join(chars)
+
+
+@given(st.text(alphabet="_`ab \n*\\x", max_size=40))
+def test_emphasis_is_blanked_in_place_around_code_spans(text):
+    from dshaudit.documents.codespans import code_spans
+    from dshaudit.documents.names import _without_emphasis
+
+    spans = code_spans(text)
+    assert _without_emphasis(text, spans) == _blanked_one_character_at_a_time(text, spans)
