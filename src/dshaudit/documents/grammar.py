@@ -214,14 +214,19 @@ def describe_character(ch: str) -> str:
     return f"U+{ord(ch):04X} {unicodedata.name(ch, '(unnamed)')}"
 
 
-def find_citations(text: str, web_url: str | None = None, link_base: str | None = None) -> list[RawCitation]:
+def find_citations(
+    text: str, web_url: str | None = None, link_base: str | None = None, *, plain: bool = False
+) -> list[RawCitation]:
     """Every citation in a chunk of Markdown text, in order of appearance.
     With `web_url` (DSH's web address), permalinks into it are citations too.
     With `link_base` (the document's folder in DSH's tree; "" for its root),
     relative links to lines (`../x.ts#L10`) are citations of the file they resolve to.
     A citation with a hidden character in it (see `hidden_character`) is found
-    as if the character were not there, and carries a problem naming it."""
+    as if the character were not there, and carries a problem naming it. `plain`:
+    the caller knows the text holds no hidden character (its whole document holds none)."""
     found = list(_find_citations(text, web_url, link_base))
+    if plain:
+        return found
     hidden = hidden_in(text)
     if not hidden:
         return found

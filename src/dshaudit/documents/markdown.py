@@ -15,6 +15,7 @@ from dshaudit.documents.grammar import (
     JOINED_RE,
     RawCitation,
     find_citations,
+    hidden_in,
     holds_form_needs,
     may_hold_citation,
     without_hidden,
@@ -57,7 +58,9 @@ def citations_in_markdown(
     (its relative links to lines are citations). `by_shape`: whether the shape of
     cited lines alone may make a citation suspect (Citation.by_shape)."""
     lines = text.split("\n")
-    if not _may_cite(text, lines, web_url, link_base):
+    # A document without hidden characters has none in any chunk: they are not looked for again.
+    plain = not hidden_in(text)
+    if not _may_cite(text, lines, web_url, link_base, plain):
         return []
     chunks, fences = prose_chunks(text, skip_lines)
     headings = [i for i, ln in enumerate(lines) if i >= skip_lines and _HEADING_RE.match(ln)]
@@ -113,7 +116,9 @@ def citations_in_markdown(
         claim_spans = [(m.start(), m.end()) for m in CLAIM_SPAN_RE.finditer(chunk)]
         # A claim's value may name `path:line` (a search's matched lines): it is a value, not a citation.
         raws = [
-            r for r in find_citations(chunk, web_url, link_base) if not any(s <= r.start < e for s, e in claim_spans)
+            r
+            for r in find_citations(chunk, web_url, link_base, plain=plain)
+            if not any(s <= r.start < e for s, e in claim_spans)
         ]
         skip = [(r.start, max(r.end, r.anchors_end)) for r in raws] + claim_spans
         # Only a citation without an anchor of its own needs one inferred.
@@ -142,7 +147,7 @@ def citations_in_markdown(
         m = _FENCE_HEADER_RE.match(header)
         if not m:
             continue
-        found = find_citations(header[m.end() :], web_url)
+        found = find_citations(header[m.end() :], web_url, plain=plain)
         if not found or found[0].start != 0:
             continue
         close = b - 1 if b - 1 > a + 1 and lines[b - 1].strip().startswith(("```", "~~~")) else b
@@ -164,18 +169,21 @@ def citations_in_markdown(
     return out
 
 
-def _may_cite(text: str, lines: list[str], web_url: str | None, link_base: str | None) -> bool:
+def _may_cite(
+    text: str, lines: list[str], web_url: str | None, link_base: str | None, plain: bool | None = None
+) -> bool:
     """Whether the document may hold a citation, known without parsing its Markdown
     (most of a tree's documents cite nothing, and parsing is the costly part): each
     run of non-blank lines holds every prose chunk within it, code lines aside, and
     a citation the grammar finds in a chunk it finds in the run around it too (no
     form reaches across a line break in a way the lines around can undo); a line
-    that may head a fence is read as that header is."""
-    clean = without_hidden(text)
-    if not holds_form_needs(clean, web_url):
+    that may head a fence is read as that header is. `plain`: whether the document holds
+    no hidden character (`hidden_in`), when the caller knows."""
+    if plain is None:
+        plain = not hidden_in(text)
+    if not holds_form_needs(text if plain else without_hidden(text), web_url):
         return False
-    # Without hidden characters in the document, none is in a run of its lines either.
-    hidden = clean is not text
+    hidden = not plain
     run: list[str] = []
     for line in [*lines, ""]:
         if line.strip():
@@ -194,7 +202,7 @@ def _cites(text: str, web_url: str | None, link_base: str | None, hidden: bool) 
     """Whether the grammar finds a citation in `text`, asked only of text the cheap screen passes
     (`hidden`: whether the document holds hidden characters, which the screen reads through)."""
     screened = may_hold_citation(text, web_url) if hidden else holds_form_needs(text, web_url)
-    return screened and bool(find_citations(text, web_url, link_base))
+    return screened and bool(find_citations(text, web_url, link_base, plain=not hidden))
 
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}\s")

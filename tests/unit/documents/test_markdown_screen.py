@@ -128,3 +128,25 @@ def test_the_literal_screen_says_no_to_prose_and_code_without_citations():
     assert not grammar.may_hold_citation("Some prose about pkg/a.ts and `run()`.\n\nconst x = {a: 1};", WEB)
     assert grammar.may_hold_citation("see pkg/a.ts (line 3)", WEB)
     assert grammar.may_hold_citation(f"{WEB}/blob/abc123/pkg/a.ts", WEB)
+
+
+@given(st.lists(st.sampled_from([*_LINES, "See `pkg/a.ts:1\u200b2` here.", "pkg/a\u00ad.ts (line 3)"]), max_size=10))
+@example(["See `pkg/a.ts:1\u200b2` here."])
+@settings(max_examples=200)
+def test_a_document_is_read_alike_whether_or_not_its_hidden_characters_were_looked_for_once(lines):
+    """The chunks of a document without hidden characters are not asked for them again."""
+    text = "\n".join(lines)
+    once = markdown.citations_in_markdown(text, "doc.md", 0, WEB, link_base="docs")
+    looked_for = markdown.hidden_in
+    markdown.hidden_in = lambda _text: {"\u200b"}  # as if the document held one: each chunk is asked
+    try:
+        each = markdown.citations_in_markdown(text, "doc.md", 0, WEB, link_base="docs")
+    finally:
+        markdown.hidden_in = looked_for
+    assert once == each
+
+
+def test_a_hidden_character_in_a_citation_of_a_document_is_named():
+    text = "Intro.\n\n- See `pkg/a.ts:1\u200b2` here.\n"
+    [citation] = markdown.citations_in_markdown(text, "doc.md", 0, WEB, link_base="docs")
+    assert citation.problem and "U+200B ZERO WIDTH SPACE" in citation.problem
