@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from dshaudit.core.model import LineRange
@@ -505,6 +505,26 @@ def _weight_on(stems: list[str], region: tuple[LineRange, ...], whole: WordIndex
     return sum(whole.weight(w) for w in stems if any(whole.present(w, r.start, r.end) for r in region))
 
 
+def _window_starts(stems: list[str], index: WordIndex, size: int) -> Iterator[int]:
+    """In order, the first lines of the windows of `size` + 1 lines that hold one of the words:
+    a window that holds none scores nothing and is never the best, so the lines of a long
+    file far from every word are not tried one by one."""
+    last = index.size - size
+    if last < 1:
+        return
+    spans = sorted((max(1, n - size), min(n, last)) for w in stems for n in index.lines_of.get(w, ()))
+    merged: list[list[int]] = []
+    for a, b in spans:
+        if a > b:
+            continue
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    for a, b in merged:
+        yield from range(a, b + 1)
+
+
 def _find_best_place(
     words: tuple[str, ...], region: tuple[LineRange, ...], view: FileView
 ) -> tuple[LineRange, list[str]] | None:
@@ -525,7 +545,7 @@ def _find_best_place(
     # What the cited lines hold, read whole: a citation of the imports or the opening comment holds their words.
     here = _weight_on(stems, region, whole)
     best: tuple[float, int, int, list[str]] = (0.0, 0, 0, [])
-    for start in range(1, index.size - size + 1):
+    for start in _window_starts(stems, index, size):
         if start <= hi and start + size >= lo:
             continue  # overlapping the cited lines: not another place
         there = held(start, start + size)

@@ -4,7 +4,7 @@ file written here: what makes cited lines `suspect`, and what keeps them."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dshaudit.checking.suspect import FileView, suspect
@@ -343,3 +343,62 @@ def test_a_key_in_many_places_is_a_common_word_and_its_blocks_are_not_measured(m
     rare = Inferred((), (), ("engines",))
     assert "names `engines`, the key of lines 5001-5003" in suspect(rare, (LineRange(10, 12),), view, by_shape=False)
     assert len(measured) == 1
+
+
+def _best_place_trying_every_start(words, region, view):
+    """The best place as its definition reads: every window of the region's size, one start at a time."""
+    from bisect import bisect_left, bisect_right
+
+    from dshaudit.checking.suspect import RELEVANCE_MIN, RELEVANCE_SHARE
+
+    index, whole = view.relevance, view.words
+    stems = [w for w in dict.fromkeys(words) if whole.lines_of.get(w)]
+    if not stems:
+        return None
+    lo, hi = min(r.start for r in region), max(r.end for r in region)
+    size = hi - lo
+    here = sum(whole.weight(w) for w in stems if any(whole.present(w, r.start, r.end) for r in region))
+    best = (0.0, 0, 0, [])
+    for start in range(1, index.size - size + 1):
+        if start <= hi and start + size >= lo:
+            continue
+        there = [w for w in stems if index.present(w, start, start + size)]
+        score = sum(whole.weight(w) for w in there)
+        often = sum(
+            bisect_right(index.lines_of[w], start + size) - bisect_left(index.lines_of[w], start) for w in there
+        )
+        if score > best[0] + 1e-9 or (score > 0 and abs(score - best[0]) <= 1e-9 and often > best[2]):
+            best = (score, start, often, there)
+    score, start, _, there = best
+    if score < RELEVANCE_MIN or here > RELEVANCE_SHARE * score:
+        return None
+    first = min(n for w in there for n in index.lines_of[w] if start <= n <= start + size)
+    return LineRange(first, min(first + size, index.size)), there
+
+
+@st.composite
+def _sparse_files(draw) -> list[str]:
+    """A file of filler lines where each word looked for stands on a line or two: rare words weigh
+    enough for a place to be found."""
+    size = draw(st.integers(1, 80))
+    lines = [["filler"] for _ in range(size)]
+    for word in ("alpha", "beta", "gamma", "delta"):
+        for at in draw(st.lists(st.integers(0, size - 1), max_size=2)):
+            lines[at].append(word)
+    return [" ".join(words) for words in lines]
+
+
+@given(
+    text=_sparse_files(),
+    start=st.integers(1, 80),
+    length=st.integers(0, 6),
+    words=st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "missing"]), min_size=1, max_size=4),
+)
+@settings(max_examples=300)
+def test_the_best_place_is_the_one_every_start_would_find(text, start, length, words):
+    from dshaudit.checking.suspect import _find_best_place
+
+    index = WordIndex(text)
+    view = FileView(text, {}, index, False, index)
+    region = (LineRange(start, start + length),)
+    assert _find_best_place(tuple(words), region, view) == _best_place_trying_every_start(tuple(words), region, view)
