@@ -42,7 +42,16 @@ class Raw:
         self.notes: list[dict] = []
         self.answers: list[dict] = []  # responses read while waiting for another
         self.next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def close(self) -> None:
+        """The server ended (killed if it still runs), and the thread that read it with it: a
+        test after this one may fork, which must not happen beside a thread still running."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.reader.join(10)
 
     def _read(self) -> None:
         out = self.proc.stdout
@@ -143,9 +152,7 @@ def server(tmp_path, fixture_repo):
     assert "result" in raw.request("initialize", init)
     raw.notify("initialized", {})
     yield raw, folder
-    if raw.proc.poll() is None:
-        raw.proc.kill()
-        raw.proc.wait()
+    raw.close()
 
 
 # -- framing -------------------------------------------------------------------------------
@@ -291,7 +298,10 @@ def test_shutdown_then_exit_ends_at_once_with_0_and_exit_alone_with_1(server, tm
     init = {"processId": None, "rootUri": uri_of(folder), "capabilities": {}}
     assert "result" in alone.request("initialize", init)
     alone.notify("exit", {})
-    assert alone.proc.wait(5) == 1
+    try:
+        assert alone.proc.wait(5) == 1
+    finally:
+        alone.close()
 
 
 def test_exit_while_a_check_runs_does_not_wait_for_it(server, monkeypatch):
