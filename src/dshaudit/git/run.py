@@ -105,6 +105,8 @@ _MEANING_VARIABLES = frozenset(
         "GIT_ATTR_SOURCE",  # attributes read from a tree of the user's choosing (git 2.40), as attr.tree
     }
 )
+# What `environment` drops from the caller's environment: both kinds, as one set made once.
+_DROPPED_VARIABLES = _LOCATION_VARIABLES | _MEANING_VARIABLES
 
 
 # The C locale, for the calls whose messages are shown or read: git writes `fatal:` and `error:`
@@ -116,8 +118,6 @@ def command(args: Sequence[str], git_dir: str | None = None) -> list[str]:
     """The command line of a call: git, its repository when named, the fixed configuration, then `args`."""
     return ["git", *([f"--git-dir={git_dir}"] if git_dir is not None else []), *FIXED_CONFIG, *args]
 
-
-_DROPPED_VARIABLES = _LOCATION_VARIABLES | _MEANING_VARIABLES
 
 # Variables set for every call. A graft file (the clone's info/grafts, or GIT_GRAFT_FILE) gives
 # commits other parents than they store, as a replace ref may: git reads an empty one instead,
