@@ -183,26 +183,26 @@ def _may_cite(
         plain = not hidden_in(text)
     if not holds_form_needs(text if plain else without_hidden(text), web_url):
         return False
-    hidden = not plain
     run: list[str] = []
     for line in [*lines, ""]:
         if line.strip():
             run.append(line)
             header = _FENCE_HEADER_RE.match(line)
-            if header and _cites(line[header.end() :], web_url, None, hidden):
+            if header and _cites(line[header.end() :], web_url, None, plain):
                 return True
             continue
-        if run and _cites("\n".join(run), web_url, link_base, hidden):
+        if run and _cites("\n".join(run), web_url, link_base, plain):
             return True
         run = []
     return False
 
 
-def _cites(text: str, web_url: str | None, link_base: str | None, hidden: bool) -> bool:
+def _cites(text: str, web_url: str | None, link_base: str | None, plain: bool) -> bool:
     """Whether the grammar finds a citation in `text`, asked only of text the cheap screen passes
-    (`hidden`: whether the document holds hidden characters, which the screen reads through)."""
-    screened = may_hold_citation(text, web_url) if hidden else holds_form_needs(text, web_url)
-    return screened and bool(find_citations(text, web_url, link_base, plain=not hidden))
+    (`plain`: whether the document holds no hidden character; where it holds some, the screen
+    reads through them)."""
+    screened = holds_form_needs(text, web_url) if plain else may_hold_citation(text, web_url)
+    return screened and bool(find_citations(text, web_url, link_base, plain=plain))
 
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}\s")
