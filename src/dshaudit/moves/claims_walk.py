@@ -105,12 +105,20 @@ class ClaimsWalk:
 
     @staticmethod
     def of_search(claim: Claim) -> bool:
-        """Whether the claim's fact is a search (`search(...)`, `tree-docs(...)`) rather than
-        one of the registry's detectors (history.py walks the two kinds side by side)."""
+        """Whether the claim's fact is measured by git's greps: a search (`search(...)`,
+        `tree-docs(...)`), or a detector of the registry that counts searches over the
+        tree (`SEARCHES`), rather than one that parses files (history.py walks the two
+        kinds side by side). The greps of one walk screen the tree at FROM in one pass,
+        each file read once for all of them: split between two walks, the files both
+        kinds select would be read by each."""
         from dshaudit.facts.book import registry
+        from dshaudit.facts.reducers import SEARCHES
 
-        fact_id = None if claim.problem else split_ref(claim.ref, set(registry()))[0]
-        return bool(fact_id and search_split(fact_id))
+        specs = registry()
+        fact_id = None if claim.problem else split_ref(claim.ref, set(specs))[0]
+        if not fact_id:
+            return False
+        return bool(search_split(fact_id)) or (fact_id in specs and specs[fact_id].reduce in SEARCHES)
 
     def _regrep(self, watches: list[SearchWatch]) -> None:
         """Each search's matches in the files the commits change, found before the walk

@@ -72,10 +72,11 @@ class Walk:
         steps = read_steps(repo, self.from_pin.sha, self.to_pin.sha)
         claims = [c for f in self.files for c in f.claims]
         # Two jobs started before this walk of the citations (background.py says where they run),
-        # each walking some of the claims: those of the registry's detectors (tree-sitter parses
-        # of the commits' changed files); and those of searches (git's greps of them, and the
-        # whole docs checks of tree-docs facts at the two ends). Split so, the three take about
-        # as long, and neither core waits at the end for one of them.
+        # each walking some of the claims: those of the registry's detectors that parse files
+        # (tree-sitter parses of the commits' changed files); and those measured by greps
+        # (searches, detectors that count searches, and the whole docs checks of tree-docs
+        # facts at the two ends). Split so, the three take about as long, neither core waits
+        # at the end for one of them, and no file is screened by both jobs.
         of_searches = [ClaimsWalk.of_search(c) for c in claims]
         jobs = [
             self._claims_job(repo, [c for c, s in zip(claims, of_searches) if s == wanted], steps)

@@ -15,6 +15,13 @@ def test_searches_and_tree_docs_are_walked_apart_from_the_detectors():
     assert not ClaimsWalk.of_search(_claim("search('TODO').count", problem="cannot be read"))
 
 
+def test_detectors_that_count_searches_are_walked_with_the_searches():
+    # Both walks would otherwise screen the tree at FROM, each reading the files both select.
+    assert ClaimsWalk.of_search(_claim("scale.markers.TODO"))
+    assert ClaimsWalk.of_search(_claim("scale.absent-strings.ollama"))
+    assert not ClaimsWalk.of_search(_claim("scale.typescript-files"))
+
+
 def test_two_walks_are_joined_in_the_claims_order_with_each_commit_counted_once():
     first = (["a", "c"], [1, 0, 2], [True, False, False])
     second = (["b"], [0, 3, 1], [False, False, True])
