@@ -202,6 +202,10 @@ def relinked(link: str, start: int, end: int) -> str | None:
 
 @lru_cache(maxsize=1 << 16)  # a character at a time: Chinese text alone has thousands
 def hidden_character(ch: str) -> bool:
+    return _hidden(ch)
+
+
+def _hidden(ch: str) -> bool:
     import unicodedata
 
     return ch not in "\t\n" and (unicodedata.category(ch) in _HIDDEN_CATEGORIES or ch in _BLANK_LETTERS)
@@ -296,10 +300,12 @@ def may_hold_citation(text: str, web_url: str | None = None) -> bool:
 
 
 def hidden_in(text: str) -> set[str]:
-    """The hidden characters (`hidden_character`) `text` holds."""
+    """The hidden characters (`hidden_character`) `text` holds. Only the characters
+    outside the runs known to be visible (`_visible_runs_re`) are asked about: a set of
+    every character of a page in Chinese costs more than the rest of reading it."""
     if text.isascii() and not _ASCII_HIDDEN_RE.search(text):
         return set()
-    unknown = set(text) - _SEEN_VISIBLE
+    unknown = set(_visible_runs_re().sub("", text)) - _SEEN_VISIBLE
     hidden = {ch for ch in unknown if hidden_character(ch)}
     if len(_SEEN_VISIBLE) < _SEEN_VISIBLE_LIMIT:
         _SEEN_VISIBLE.update(unknown - hidden)
@@ -311,6 +317,31 @@ def hidden_in(text: str) -> set[str]:
 # for a document made of every character there is.
 _SEEN_VISIBLE: set[str] = set()
 _SEEN_VISIBLE_LIMIT = 1 << 16
+
+
+# Where documents' characters mostly come from: ASCII, Latin letters and signs, punctuation,
+# arrows and symbols, CJK punctuation and kana, CJK ideographs, full-width forms. Each
+# character of these blocks is asked once a process (`_visible_runs_re`), in this Python's own
+# Unicode data, so a hidden one among them (a combining mark, a separator) is still asked about.
+_MOSTLY_VISIBLE = ((0x20, 0x24F), (0x2000, 0x2BFF), (0x3000, 0x30FF), (0x4E00, 0x9FFF), (0xFF00, 0xFFEF))
+
+
+@lru_cache(maxsize=1)
+def _visible_runs_re() -> re.Pattern[str]:
+    """Runs of tabs, line breaks and the visible characters of `_MOSTLY_VISIBLE`: what is
+    left of a text without them is all a hidden character can be among."""
+    runs: list[tuple[int, int]] = []
+    for low, high in _MOSTLY_VISIBLE:
+        start = None
+        for code in range(low, high + 2):
+            visible = code <= high and not _hidden(chr(code))
+            if visible and start is None:
+                start = code
+            elif not visible and start is not None:
+                runs.append((start, code - 1))
+                start = None
+    members = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in runs)
+    return re.compile(f"[\\t\\n{members}]+")
 
 
 def without_hidden(text: str) -> str:
