@@ -64,10 +64,15 @@ def jobs() -> int:
     and with more than one, the work started beside the caller."""
     if _jobs is not None:
         return _jobs
-    override = os.environ.get(JOBS_VARIABLE)
-    if override and override.isdigit():
-        return max(1, int(override))
-    return os.cpu_count() or 1
+    named = named_jobs()
+    return max(1, named) if named is not None else os.cpu_count() or 1
+
+
+def named_jobs() -> int | None:
+    """DSHAUDIT_WORKERS as a count (0 stands for 1); None when it is not set or names none
+    (the command line refuses such a value, see cli/__init__.py)."""
+    named = os.environ.get(JOBS_VARIABLE, "").strip()
+    return int(named) if named.isdecimal() else None
 
 
 GIT_WAITERS = 4  # threads that wait on git at once (`side_by_side`)

@@ -49,6 +49,17 @@ def test_the_jobs_option_sets_the_count_and_refuses_zero(tmp_path, monkeypatch):
     assert refused.exit_code == 2 and "--jobs" in refused.stderr
 
 
+def test_a_variable_that_is_no_count_is_refused_in_one_line_unless_jobs_is_given(tmp_path, monkeypatch):
+    for value in ("many", "0", "-2", "1.5", "²"):
+        monkeypatch.setenv("DSHAUDIT_WORKERS", value)
+        refused = run_cli("lint", str(tmp_path))
+        assert refused.exit_code == 2, value
+        assert "DSHAUDIT_WORKERS" in refused.stderr and "Traceback" not in refused.stderr
+        assert run_cli("--jobs", "2", "lint", str(tmp_path)).exit_code == 0
+    monkeypatch.setenv("DSHAUDIT_WORKERS", " 3 ")
+    assert run_cli("lint", str(tmp_path)).exit_code == 0
+
+
 def test_one_job_is_inline_a_lone_thread_forks_and_other_threads_keep_from_forking():
     background.configure(1)
     assert background.placement() is Placement.INLINE
