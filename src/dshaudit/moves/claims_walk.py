@@ -15,7 +15,7 @@ from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
 from dshaudit.moves.history_result import ClaimHistory, observed
-from dshaudit.moves.watch import FactWatch, SearchWatch
+from dshaudit.moves.watch import FactWatch, SearchSelections, SearchWatch
 from dshaudit.platform.config import Config
 
 if TYPE_CHECKING:
@@ -56,8 +56,9 @@ class ClaimsWalk:
         repo = self.repository()
         ids = sorted({fid for c in self.claims if not c.problem and (fid := split_ref(c.ref, self._known)[0])})
         # Started first: the git processes of the whole-tree facts run while the facts are measured at FROM.
+        shared = SearchSelections()
         watches: dict[str, FactWatch | SearchWatch] = {
-            i: SearchWatch(i) if search_split(i) else FactWatch(i, repo, self.from_pin.sha, self.to_pin.sha)
+            i: SearchWatch(i, shared) if search_split(i) else FactWatch(i, repo, self.from_pin.sha, self.to_pin.sha)
             for i in ids
         }
         book = FactBook(self.repository, resolver=self.resolver)

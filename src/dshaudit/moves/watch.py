@@ -18,6 +18,7 @@ class PathSelection:
 
     def __init__(self, tests: list[PathTest]):
         self._tests = tests
+        self._test: PathTest = tests[0] if len(tests) == 1 else (lambda path: any(test(path) for test in tests))
         self._tested: set[str] = set()
         self._held: set[str] = set()
 
@@ -27,7 +28,7 @@ class PathSelection:
             return frozenset()
         new = paths - self._tested
         if new:
-            self._held.update(p for p in new if any(test(p) for test in self._tests))
+            self._held.update(filter(self._test, new))
             self._tested |= new
         return paths & self._held
 
@@ -113,14 +114,16 @@ class SearchWatch:
 
     needles: tuple[str, ...] = ()
 
-    def __init__(self, fact_id: str):
+    def __init__(self, fact_id: str, shared: SearchSelections | None = None):
         from dshaudit.documents import searches
-        from dshaudit.git.pathspec import selector
 
         self.spec = searches.parse(fact_id)
         self.ends_only = self.spec.kind == "tree-docs"
-        self._selected = PathSelection([selector(self.spec.pathspecs)])
-        self._changed: dict[str, tuple[tuple[str | None, str | None], ...]] = {}  # commit -> changed_paths
+        # Searches with the same pathspecs (most name none, the whole tree) test each path and
+        # list each commit's changes once between them: a walk has thousands of each.
+        shared = shared if shared is not None else SearchSelections()
+        self._selected = shared.selection(self.spec.pathspecs)
+        self._changed = shared.changes(self.spec.pathspecs, self.spec.kind == "files")  # commit -> changed_paths
         self.found: dict[tuple[str, str], list[int]] | None = None  # see `regrep`
 
     def needle_blobs(self, step: Step) -> set[str]:
@@ -160,6 +163,28 @@ class SearchWatch:
 
     def close(self) -> None:
         pass
+
+
+class SearchSelections:
+    """What the searches of one walk share by their pathspecs: which paths they select
+    (`PathSelection`), and each commit's changes among those (`SearchWatch.changed_paths`,
+    for `files(...)` searches apart: they count additions, deletions and renames only)."""
+
+    def __init__(self) -> None:
+        self._selections: dict[tuple[str, ...], PathSelection] = {}
+        self._changes: dict[tuple[tuple[str, ...], bool], dict[str, tuple[tuple[str | None, str | None], ...]]] = {}
+
+    def selection(self, pathspecs: tuple[str, ...]) -> PathSelection:
+        from dshaudit.git.pathspec import selector
+
+        if pathspecs not in self._selections:
+            self._selections[pathspecs] = PathSelection([selector(pathspecs)])
+        return self._selections[pathspecs]
+
+    def changes(
+        self, pathspecs: tuple[str, ...], names_only: bool
+    ) -> dict[str, tuple[tuple[str | None, str | None], ...]]:
+        return self._changes.setdefault((pathspecs, names_only), {})
 
 
 def _either(change: Change, paths: frozenset[str]) -> bool:
