@@ -31,7 +31,6 @@ import atexit
 import os
 import selectors
 import subprocess
-import tempfile
 import time
 import weakref
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -340,7 +339,11 @@ class Started:
         stderr: bool = True,
     ):
         self.args = tuple(args)
-        self._spool: IO[bytes] | None = tempfile.TemporaryFile() if spool else None
+        self._spool: IO[bytes] | None = None
+        if spool:
+            import tempfile
+
+            self._spool = tempfile.TemporaryFile()
         self._ended = False
         try:
             self._proc = subprocess.Popen(

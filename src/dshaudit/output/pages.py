@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from dshaudit.core.diagnostics import Outcome
@@ -54,6 +53,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     import jinja2
 
     def load(name: str) -> str:
+        from importlib import resources  # it imports tempfile: only a page renders a template
+
         return resources.files("dshaudit.templates").joinpath(name).read_text(encoding="utf-8")
 
     env = jinja2.Environment(

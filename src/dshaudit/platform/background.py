@@ -32,17 +32,16 @@ Ctrl-C there is a KeyboardInterrupt here.
 from __future__ import annotations
 
 import os
-import pickle
 import threading
-import traceback
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+# concurrent.futures, pickle and traceback are imported where work starts or fails: a run that
+# reads its kept outcome back starts none, and its time is mostly imports.
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
@@ -85,6 +84,8 @@ def side_by_side(work: Callable[[Item], T], items: Iterable[Item]) -> list[T]:
     todo = list(items)
     if len(todo) < 2:
         return [work(item) for item in todo]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(min(GIT_WAITERS, len(todo)), thread_name_prefix="dshaudit-git") as pool:
         return list(pool.map(work, todo))
 
@@ -93,6 +94,8 @@ def side_by_side(work: Callable[[Item], T], items: Iterable[Item]) -> list[T]:
 def alongside(work: Callable[[], object]) -> Iterator[None]:
     """`work`, which waits on git, in a thread while the caller's block runs: done when
     the block ends, and its failure raised then; a block that fails raises its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(1, thread_name_prefix="dshaudit-git") as pool:
         done = pool.submit(work)
         yield
@@ -143,6 +146,8 @@ class BackgroundJob(Generic[T]):
         if job.placement is Placement.PROCESS:
             job._fork()
         elif job.placement is Placement.THREAD:
+            from concurrent.futures import Future
+
             job._future = Future()
             job._thread = threading.Thread(target=_settle, args=(job._future, work), name="dshaudit-job")
             job._thread.start()
@@ -288,6 +293,9 @@ def _drop_the_fork_server() -> None:
 def _portable(exc: BaseException) -> BaseException:
     """The exception as the caller's process can receive it, with where it was raised
     as a note (shown with the traceback); a RuntimeError naming it when it cannot be pickled."""
+    import pickle
+    import traceback
+
     where = "raised in a background process:\n" + "".join(traceback.format_exception(exc))
     try:
         copy = pickle.loads(pickle.dumps(exc))

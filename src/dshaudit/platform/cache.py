@@ -26,7 +26,6 @@ import json
 import os
 import secrets
 import stat
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -266,6 +265,8 @@ def _user_key(root: Path) -> bytes:
     path = root / "key"
     if not os.path.lexists(path):
         # Written whole beside it, then linked into place: a second run at once sees no key or the whole one.
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(prefix=".key.", dir=root)
         try:
             with os.fdopen(fd, "w") as out:
@@ -327,6 +328,8 @@ def _store(path: Path, payload: dict, key: bytes) -> None:
     # Key order is kept as it was (values are read back exactly as computed). The
     # payload is serialised once, its MAC taken of that text (json.dumps writes ASCII).
     body = json.dumps(payload).encode("ascii")
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:

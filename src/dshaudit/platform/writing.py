@@ -18,7 +18,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -257,6 +256,8 @@ def _stage(path: Path, text: str) -> str:
     else those of a new file; its name."""
     folder = path.parent if str(path.parent) else Path(".")
     try:
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
     except OSError as exc:
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
