@@ -9,7 +9,6 @@ runs, so `--help` and `lint` load neither git nor the parsers.
 from __future__ import annotations
 
 import inspect
-import os
 
 import click
 
@@ -70,11 +69,10 @@ def main(quiet: bool, verbose: bool, no_cache: bool, jobs: int | None) -> None:
     ui.configure(be_quiet=quiet, be_verbose=verbose)
     cache.configure(enabled=not no_cache)
     writing.forget_reads()  # a run's outputs are held against what this run reads, not an earlier one
-    if jobs is None and os.environ.get(background.JOBS_VARIABLE, "").strip() and not background.named_jobs():
-        # The variable stands for --jobs: a value that is no count of 1 or more is refused as
-        # --jobs's would be, not passed over for one process per processor without a word.
-        named = os.environ[background.JOBS_VARIABLE]
-        raise click.UsageError(f"{background.JOBS_VARIABLE}={named!r}: expected a whole number of processes, 1 or more")
+    if jobs is None and (refused := background.refused_jobs_variable()) is not None:
+        raise click.UsageError(
+            f"{background.JOBS_VARIABLE}={refused!r}: expected a whole number of processes, 1 or more"
+        )
     background.configure(jobs)
 
 

@@ -68,10 +68,17 @@ def jobs() -> int:
 
 
 def named_jobs() -> int | None:
-    """DSHAUDIT_WORKERS as a count (0 stands for 1); None when it is not set or names none
-    (the command line refuses such a value, see cli/__init__.py)."""
+    """DSHAUDIT_WORKERS as a count (0 stands for 1); None when it is not set or names none."""
     named = os.environ.get(JOBS_VARIABLE, "").strip()
     return int(named) if named.isdecimal() else None
+
+
+def refused_jobs_variable() -> str | None:
+    """DSHAUDIT_WORKERS as written, when it is set but names no count of 1 or more: the
+    command line refuses it as it refuses such a --jobs (cli/__init__.py), where `jobs`
+    alone would pass it over for one process per processor."""
+    named = os.environ.get(JOBS_VARIABLE, "")
+    return named if named.strip() and not named_jobs() else None
 
 
 GIT_WAITERS = 4  # threads that wait on git at once (`side_by_side`)
