@@ -29,7 +29,11 @@ PATH = "path"  # a code span that is a path of the tree (references.py)
 COMMIT = "commit"  # a code span of 7 to 40 hex digits: a commit, never a name (references.py)
 
 MAX_NAME_CHARS = 120
-_PACKAGE_RE = re.compile(r"(?<![\w@/.-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?:@\d[\w.+-]*)?")
+# Three patterns below lead with the literal character every match starts with, and look behind
+# it (two characters, the second being that literal) only once it is found: Python's engine then
+# jumps from one such character to the next, where a leading look-behind has it try every place
+# of a document. Each one matches exactly what the look-behind-first form matches.
+_PACKAGE_RE = re.compile(r"@(?<![\w@/.-]@)[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?:@\d[\w.+-]*)?")
 _DOTTED_RE = re.compile(r"(?<![\w.$/@-])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?:\(\))?(?![\w$/@-])")
 # 'x', "x", “x”, ‘x’, 「x」: a short literal with no spaces at its ends.
 _STRING_RE = re.compile(
@@ -40,11 +44,11 @@ _STRING_RE = re.compile(
 # are plain ones, and the pattern passes over them without a Python call for each.
 _MAYBE_IDENTIFIER = r"(?=[\w$]*[_$]|[A-Za-z_$][\w$]*[^\W_a-z0-9])"
 _WORD_RE = re.compile(rf"(?<![\w$.@/-]){_MAYBE_IDENTIFIER}[A-Za-z_$][\w$]*(?![\w$/@-])")
-URL_RE = re.compile(r"\bhttps?://\S+")  # an address: its words are not names
+URL_RE = re.compile(r"h(?<!\wh)ttps?://\S+")  # an address (at a word's start): its words are not names
 # Emphasis written with underscores (`_Official screenshot_`, `__note__`): the underscores are
 # markup, not the first and last characters of a name. One that opens a run of text and one
 # that closes it, on one line, with no underscore-word character just outside them.
-_UNDERSCORE_EMPHASIS_RE = re.compile(r"(?<![\w\\])(_{1,2})(?=[^\s_])([^\n]*?[^\s_\\])\1(?!\w)")
+_UNDERSCORE_EMPHASIS_RE = re.compile(r"(_(?<![\w\\]_)_?)(?=[^\s_])([^\n]*?[^\s_\\])\1(?!\w)")
 
 # Where the letters that pass for Latin ones come from: scripts with look-alikes of Latin
 # letters (a Cyrillic а, a Greek ο, a Cherokee Ꭺ), and the fullwidth and mathematical forms

@@ -125,3 +125,30 @@ def test_emphasis_is_blanked_in_place_around_code_spans(text):
 
     spans = code_spans(text)
     assert _without_emphasis(text, spans) == _blanked_one_character_at_a_time(text, spans)
+
+
+# The look-behind-first forms of three patterns of names.py, as their definitions read: each
+# pattern there leads with its literal (so that the engine jumps between its occurrences) and
+# must find the very matches these do.
+_LOOK_BEHIND_FIRST = {
+    "_PACKAGE_RE": r"(?<![\w@/.-])@[a-z0-9][\w.-]*/[a-z0-9][\w.-]*(?:@\d[\w.+-]*)?",
+    "URL_RE": r"\bhttps?://\S+",
+    "_UNDERSCORE_EMPHASIS_RE": r"(?<![\w\\])(_{1,2})(?=[^\s_])([^\n]*?[^\s_\\])\1(?!\w)",
+}
+
+
+@given(
+    st.lists(
+        st.sampled_from(["@", "@a/b", "/", ".", "-", "_", "\\", "a", "Z", "0", " ", "\n", "é", "https://", "http"]),
+        max_size=12,
+    ).map("".join)
+)
+def test_patterns_led_by_their_literal_match_as_their_definitions_read(text):
+    import re
+
+    from dshaudit.documents import names
+
+    for name, definition in _LOOK_BEHIND_FIRST.items():
+        fast = getattr(names, name)
+        found = [(m.span(), m.groups()) for m in fast.finditer(text)]
+        assert found == [(m.span(), m.groups()) for m in re.finditer(definition, text)], name
