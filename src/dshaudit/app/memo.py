@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 KIND = "outcome"
 KEEP = 16  # outcomes kept on disk, the most recent ones
+PINNED_KIND = "pinned-documents"  # whether a document names a pin, by its digest (`_has_pin`)
 _SHAPE = cache.shaped({"outcome": dict, "git_dir": (str, type(None)), "asked": [[str, str, str]]})
 
 
@@ -99,15 +100,27 @@ def kept_outcome(
             read = read_regular(path, str(path), limit)
         except InputError:
             return None
-        parts += [str(path), str(read.real), hashlib.sha256(read.data).hexdigest()]
-        if not _has_pin(read.data):
+        digest = hashlib.sha256(read.data).hexdigest()
+        parts += [str(path), str(read.real), digest]
+        if not _has_pin(read.data, digest):
             # Not written for dshaudit: the names its own repository defines are its own (ownrepo.py).
             parts.append(hashlib.sha256(own_state(read.real).encode()).hexdigest())
     return KeptOutcome(cache.digest(*parts), enums)
 
 
-def _has_pin(data: bytes) -> bool:
-    """Whether the document's front matter names a pin (a document written for dshaudit)."""
+def _has_pin(data: bytes, digest: str) -> bool:
+    """Whether the document's front matter names a pin (a document written for dshaudit),
+    kept by the digest of its bytes: a run whose documents are as they were reads the
+    answer back, and neither imports nor runs the YAML parser to find its kept outcome."""
+    shard = cache.current().shard(PINNED_KIND, cache.code_version(), cache.shaped(bool))
+    known = shard.get(digest)
+    if known is None:
+        known = _names_pin(data)
+        shard.put(digest, known)
+    return bool(known)
+
+
+def _names_pin(data: bytes) -> bool:
     from dshaudit.documents.frontblock import may_name_pin
 
     text = data.decode("utf-8", "replace")
