@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate
 
 from dshaudit.checking.suspect import FileView, described_place, relevance_index, suspect
 from dshaudit.core.errors import RepoError
-from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines
+from dshaudit.core.model import Citation, LineRange, Pin, SourceLocation, Status, Verdict, format_lines, replaced
 from dshaudit.documents.findings import MARKDOWN_ENDINGS
 from dshaudit.documents.inference import Inferred
 from dshaudit.documents.matching import WordIndex, WordIndexLater, alnum, squash, words_of
@@ -215,7 +215,7 @@ class Verifier:
         known = self._verdicts.get(key)
         if known is None:
             known = self._verdicts[key] = self._verify(key[0], pin, ref_text)
-        return replace(known, citation=citation)
+        return replaced(known, citation=citation)
 
     def status_at(self, citation: Citation, pin: Pin) -> Verdict:
         """The citation's verdict at `pin`, for a caller that reads its status and path
@@ -486,7 +486,7 @@ def _written_anywhere(
     citation: Citation, pin: Pin | None, ref_text: str | None
 ) -> tuple[Citation, Pin | None, str | None]:
     """What a verdict is remembered by: the citation wherever it was written, its pin and ref."""
-    return replace(citation, source=_ANYWHERE), pin, ref_text
+    return replaced(citation, source=_ANYWHERE), pin, ref_text
 
 
 def _unpinned(pin: Pin) -> str:
