@@ -19,6 +19,7 @@ The left side is a fact id, optionally followed by `.field`. Operators:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from dshaudit.core.diagnostics import MAX_PLACES, Diagnostic, Place, permalink
 from dshaudit.core.model import Claim, ClaimStatus, ClaimVerdict, Fact, FactStatus, Pin, SourceLocation, merge_evidence
@@ -137,6 +138,13 @@ def parse_claim(kind: str, expression: str, source: SourceLocation) -> Claim:
 
 def claims_in_text(text: str, line_offset: int, display_path: str) -> list[Claim]:
     """The claims of a chunk of prose; an InputError (with its line) for one beyond the limits."""
+    return list(_claims_in_text(text, line_offset, display_path))
+
+
+# Remembered by chunk, as its citations and names are: the language server reads a document
+# again at each keystroke, and all of its chunks but one are as they were, on the same lines.
+@lru_cache(maxsize=4096)
+def _claims_in_text(text: str, line_offset: int, display_path: str) -> tuple[Claim, ...]:
     from dshaudit.core.errors import InputError
 
     out = []
@@ -166,7 +174,7 @@ def claims_in_text(text: str, line_offset: int, display_path: str) -> list[Claim
             out.append(
                 parse_claim(m.group(1), expression, SourceLocation(display_path, line_offset + i + 1, m.start() + 1))
             )
-    return out
+    return tuple(out)
 
 
 def split_ref(ref: str, known: set[str]) -> tuple[str | None, str | None]:

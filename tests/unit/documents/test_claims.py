@@ -281,3 +281,20 @@ def test_a_claim_diagnostic_points_at_the_facts_evidence_merged():
     d = claim_diagnostic(evaluate(claim("core.services == 5"), PIN, fact(evidence=evidence), KNOWN), "https://x/")
     assert [str(p) for p in d.places] == ["a.ts:1-4@v1", "b.ts:9@v1"]
     assert d.places[0].url == f"https://x/blob/{PIN.sha}/a.ts#L1-L4"
+
+
+def test_a_chunk_read_again_on_the_same_lines_is_not_parsed_again(monkeypatch):
+    """The language server reads a document at every keystroke: the chunks it did not
+    change give their claims back without parsing; each caller gets a list of its own."""
+    from dshaudit.documents import claims
+
+    parsed: list[str] = []
+    parse = claims.parse_claim
+    monkeypatch.setattr(claims, "parse_claim", lambda *a: parsed.append(a[1]) or parse(*a))
+    text = "We say `claim: scale.docs.count == 7` here."
+    first = claims_in_text(text, 40, "cache-test.md")
+    first.append(first[0])
+    again = claims_in_text(text, 40, "cache-test.md")
+    assert parsed == ["scale.docs.count == 7"] and len(again) == 1
+    moved = claims_in_text(text, 41, "cache-test.md")  # on another line: read as written there
+    assert parsed == ["scale.docs.count == 7"] * 2 and moved[0].source.line == 42
