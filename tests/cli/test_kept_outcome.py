@@ -89,3 +89,28 @@ def test_a_commit_fetched_since_is_read_again(workspace, fixture_repo, tmp_path,
     git(clone, "fetch", "-q", str(work), "later")
     fetched = run_cli("-v", "--jobs", jobs, "check", "--format", "json")
     assert KEPT not in fetched.stderr and commit_status(fetched) == ["ok"]
+
+
+def test_the_pages_of_one_repository_list_its_code_once(workspace, monkeypatch):
+    """Pages not written for dshaudit add the state of their repository's code files to
+    the key of the kept outcome: a run on many pages of one repository lists it once,
+    not once a page (a warm run on a real handbook would otherwise start a git a page)."""
+    from dshaudit.documents import ownrepo
+
+    git(workspace, "init", "-q")
+    (workspace / "tool.py").write_text("def helper():\n    return 1\n")
+    git(workspace, "add", "tool.py")
+    pages = ["guide.md", "more/one.md", "more/two.md"]
+    for page in pages:
+        (workspace / page).parent.mkdir(exist_ok=True)
+        (workspace / page).write_text(f"# {page}\n\nSee `{CONTEXT}:14` → `this.fiber`; `helper` is ours.\n")
+    listed: list[str] = []
+    code_files = ownrepo._code_files
+    monkeypatch.setattr(ownrepo, "_code_files", lambda root: listed.append(root) or code_files(root))
+    first = check(*pages, "--pin", "v1")
+    listed.clear()
+    second = check(*pages, "--pin", "v1")
+    assert KEPT in second.stderr and (second.stdout, second.exit_code) == (first.stdout, first.exit_code)
+    assert listed == [str(workspace.resolve())]
+    (workspace / "tool.py").write_text("def helper():\n    return 2\n\n\ndef other():\n    return 3\n")
+    assert KEPT not in check(*pages, "--pin", "v1").stderr  # the repository's code changed

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from dshaudit.core.errors import InputError
 from dshaudit.core.outcome_record import from_record, to_record
-from dshaudit.documents.ownrepo import state as own_state
+from dshaudit.documents.ownrepo import RepositoryStates
 from dshaudit.git.clonestate import still_answered
 from dshaudit.platform import cache, ui
 from dshaudit.platform.places import clone_spec
@@ -95,6 +95,7 @@ def kept_outcome(
         clone_spec(repo) or config.upstream_url,
         os.getcwd(),
     ]
+    states = RepositoryStates()
     for path in documents:
         try:
             read = read_regular(path, str(path), limit)
@@ -104,7 +105,7 @@ def kept_outcome(
         parts += [str(path), str(read.real), digest]
         if not _has_pin(read.data, digest):
             # Not written for dshaudit: the names its own repository defines are its own (ownrepo.py).
-            parts.append(hashlib.sha256(own_state(read.real).encode()).hexdigest())
+            parts.append(hashlib.sha256(states.of(read.real).encode()).hexdigest())
     return KeptOutcome(cache.digest(*parts), enums)
 
 

@@ -59,9 +59,14 @@ def defined_in(text: str, path: str) -> list[tuple[str, int]]:
 
 def repository_root(document: Path) -> Path | None:
     """The working tree the document lies in: the nearest folder above it with a `.git`."""
-    for folder in Path(os.path.realpath(document)).parents:
-        if (folder / ".git").exists():
-            return folder
+    return _root_from(Path(os.path.realpath(document)).parent)
+
+
+def _root_from(folder: Path) -> Path | None:
+    """The nearest of `folder` and the folders above it that holds a `.git`."""
+    for above in (folder, *folder.parents):
+        if (above / ".git").exists():
+            return above
     return None
 
 
@@ -85,7 +90,29 @@ def _code_files(root: str) -> list[str]:
 def state(document: Path) -> str:
     """What `own_definitions` reads for the document, as a line that changes when it may
     change: its repository's code files with their sizes and modification times."""
-    root = repository_root(document)
+    return _state_of(repository_root(document))
+
+
+class RepositoryStates:
+    """`state` for the documents of one run, each folder's repository found once and each
+    repository listed once (`git ls-files`): a run's documents mostly lie in one repository."""
+
+    def __init__(self) -> None:
+        self._roots: dict[Path, Path | None] = {}
+        self._states: dict[Path | None, str] = {}
+
+    def of(self, real_document: Path) -> str:
+        """`state` of a document given by its real path (no symbolic link in it)."""
+        folder = real_document.parent
+        if folder not in self._roots:
+            self._roots[folder] = _root_from(folder)
+        root = self._roots[folder]
+        if root not in self._states:
+            self._states[root] = _state_of(root)
+        return self._states[root]
+
+
+def _state_of(root: Path | None) -> str:
     if root is None:
         return ""
     stamps = []
