@@ -87,22 +87,18 @@ def _code_files(root: str) -> list[str]:
         return []
 
 
-def state(document: Path) -> str:
-    """What `own_definitions` reads for the document, as a line that changes when it may
-    change: its repository's code files with their sizes and modification times."""
-    return _state_of(repository_root(document))
-
-
 class RepositoryStates:
-    """`state` for the documents of one run, each folder's repository found once and each
-    repository listed once (`git ls-files`): a run's documents mostly lie in one repository."""
+    """What `own_definitions` reads for each document of one run, as a line that changes
+    when it may change (`of`). Each folder's repository is found once, and each repository
+    listed once (`git ls-files`): a run's documents mostly lie in one repository."""
 
     def __init__(self) -> None:
         self._roots: dict[Path, Path | None] = {}
         self._states: dict[Path | None, str] = {}
 
     def of(self, real_document: Path) -> str:
-        """`state` of a document given by its real path (no symbolic link in it)."""
+        """The state of the repository of a document given by its real path (no symbolic
+        link in it): its code files with their sizes and modification times."""
         folder = real_document.parent
         if folder not in self._roots:
             self._roots[folder] = _root_from(folder)
