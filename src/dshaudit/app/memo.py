@@ -45,6 +45,7 @@ KIND = "outcome"
 KEEP = 16  # outcomes kept on disk, the most recent ones
 PINNED_KIND = "pinned-documents"  # whether a document names a pin, by its digest (`_has_pin`)
 _SHAPE = cache.shaped({"outcome": dict, "git_dir": (str, type(None)), "asked": [[str, str, str]]})
+_PINNED_SHAPE = cache.shaped(bool)
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ def _has_pin(data: bytes, digest: str) -> bool:
     """Whether the document's front matter names a pin (a document written for dshaudit),
     kept by the digest of its bytes: a run whose documents are as they were reads the
     answer back, and neither imports nor runs the YAML parser to find its kept outcome."""
-    shard = cache.current().shard(PINNED_KIND, cache.code_version(), cache.shaped(bool))
+    shard = cache.current().shard(PINNED_KIND, cache.code_version(), _PINNED_SHAPE)
     known = shard.get(digest)
     if known is None:
         known = _names_pin(data)
