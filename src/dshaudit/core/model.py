@@ -47,7 +47,9 @@ class LineRange:
 
 def replaced(obj: T, **changes: Any) -> T:
     """`dataclasses.replace` for the frozen dataclasses of this module, none of which has a
-    `__post_init__` or slots: their fields copied as they are, with `changes` over them.
+    `__post_init__`, slots or a cached property (whose value, kept in the instance's
+    `__dict__`, would be copied past the changes): their fields copied as they are, with
+    `changes` over them.
     The language server re-checks a document at every keystroke and moves each citation's
     remembered verdict over to it, twice a citation (checking/citations.py); `replace`
     builds every field anew through its constructor, several times the cost of this copy."""
