@@ -130,31 +130,32 @@ def _work(spec: DetectorSpec, ctx: FactContext, shard: Shard, ids: dict[str, str
         shard.put(f"{ids[path]}:{path}", per_file_partial(spec, path, ctx.read(path), ctx.trees))
 
 
-def _cached_fact(spec: DetectorSpec, ctx: FactContext) -> bool:
-    return (
-        ctx.cache.shard("fact", detector_version(spec), FACT_SHAPE).get(f"{ctx.snapshot.sha}:{int(ctx.prefilter)}")
-        is not None
+def kept_fact(spec: DetectorSpec, cache: Cache, sha: str, pin: Pin, prefilter: bool = True) -> Fact | None:
+    """The fact as measured at commit `sha` before, if it was, as a fact at `pin`: a commit never
+    changes, so the result is cached by (detector version, commit) and read back without the tree."""
+    hit = cache.shard("fact", detector_version(spec), FACT_SHAPE).get(f"{sha}:{int(prefilter)}")
+    if hit is None:
+        return None
+    return Fact(
+        spec.id,
+        spec.definition,
+        pin,
+        FactStatus(hit["status"]),
+        hit["value"],
+        hit["fields"],
+        evidence(hit["evidence"]),
+        hit["message"],
     )
 
 
 def measure_one(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
-    """A fact at a pin; a commit never changes, so the result is cached by
-    (detector version, commit) and a warm run reads it back without looking at the tree."""
+    """A fact at a pin, the kept one (`kept_fact`) when there is one."""
+    kept = kept_fact(spec, ctx.cache, ctx.snapshot.sha, pin, ctx.prefilter)
+    if kept is not None:
+        return kept
+    fact = _measure(spec, ctx, pin)
     shard = ctx.cache.shard("fact", detector_version(spec), FACT_SHAPE)
     key = f"{ctx.snapshot.sha}:{int(ctx.prefilter)}"
-    hit = shard.get(key)
-    if hit is not None:
-        return Fact(
-            spec.id,
-            spec.definition,
-            pin,
-            FactStatus(hit["status"]),
-            hit["value"],
-            hit["fields"],
-            evidence(hit["evidence"]),
-            hit["message"],
-        )
-    fact = _measure(spec, ctx, pin)
     shard.put(
         key,
         {
@@ -258,14 +259,18 @@ class FactBook:
         commits, each far from every pin, passes the commits it measured at: then only
         the files changed since the last of them are grepped again."""
         todo = sorted({i for i in fact_ids if (i, pin.sha) not in self._facts})
+        specs = registry()
+        for i in todo:  # those measured at this commit before need no tree, and no clone opened
+            if i in specs and (kept := kept_fact(specs[i], self.cache, pin.sha, pin)) is not None:
+                self._facts[(i, pin.sha)] = kept
+        todo = [i for i in todo if (i, pin.sha) not in self._facts]
         if todo:
             # Not one fact measured first to open the context: it would grep its searches whole.
             ctx = self._context(pin)
-            specs = registry()
             search_ids = [
                 i for i in todo if i not in specs and searches.split(i) and searches.parse(i).kind == "search"
             ]
-            detectors = [i for i in todo if i in specs and not _cached_fact(specs[i], ctx)]
+            detectors = [i for i in todo if i in specs]
             queries = list(dict.fromkeys([searches.parse(i) for i in search_ids] + detector_searches(detectors)))
             bases = (
                 derive_from
@@ -286,7 +291,7 @@ def measure(
     pool = ctx.pool = parallel.Pool(snapshot.repository.git_dir)
     specs = registry()
     try:
-        todo = [i for i in sorted(ids or specs) if not _cached_fact(specs[i], ctx)]
+        todo = [i for i in sorted(ids or specs) if kept_fact(specs[i], ctx.cache, snapshot.sha, pin, prefilter) is None]
         with alongside(lambda: run_searches(detector_searches(todo), snapshot)):  # git greps while
             prepare(ctx, todo)  # the detectors parse here
         facts = [measure_one(specs[i], ctx, pin) for i in sorted(ids or specs)]

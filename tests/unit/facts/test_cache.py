@@ -87,6 +87,31 @@ def test_a_new_pin_reuses_per_blob_work(facts_repo, tmp_path):
     assert set(parsed) <= changed, set(parsed) - changed
 
 
+def test_facts_measured_at_a_commit_before_are_read_back_without_the_clone(facts_repo, tmp_path):
+    """A fact is a function of its commit's tree: measured once (by `check`, say), it is read
+    back by the commit alone, with no tree listed and no clone opened."""
+    from dshaudit.facts.book import FactBook, registry
+
+    repository = DshRepository.open(str(facts_repo.path), "unused")
+    pin = Pin("v1", facts_repo.shas["v1"])
+    ids = sorted(registry())
+    first = FactBook(lambda: repository, cache=Cache(tmp_path / "c"))
+    measured = [f.as_dict() for f in first.many(ids, pin)]
+    first.close()
+    first.cache.flush()
+
+    def no_clone() -> DshRepository:
+        raise AssertionError("the clone was opened")
+
+    again = FactBook(no_clone, cache=Cache(tmp_path / "c"))
+    assert [f.as_dict() for f in again.many(ids, pin)] == measured
+    other = Pin("v1-by-another-name", pin.sha)
+    named = FactBook(no_clone, cache=Cache(tmp_path / "c")).many(ids, other)
+    assert [f.pin for f in named] == [other] * len(ids), "a fact is the pin's it was asked at"
+    with pytest.raises(AssertionError, match="the clone was opened"):
+        again.many(ids, Pin("v2", facts_repo.shas["v2"]))  # another commit is measured
+
+
 @pytest.mark.parametrize("damage", [b"", b"{not json", b'{"format": 1, "sha256": "0", "payload": {}}'])
 def test_corrupt_or_truncated_entries_are_rebuilt_not_trusted(facts_workspace, damage):
     first = run_cli("facts", "--format", "json", "--pin", "v1").stdout
