@@ -130,10 +130,20 @@ def _work(spec: DetectorSpec, ctx: FactContext, shard: Shard, ids: dict[str, str
         shard.put(f"{ids[path]}:{path}", per_file_partial(spec, path, ctx.read(path), ctx.trees))
 
 
+def _kept_at(spec: DetectorSpec, cache: Cache, sha: str, prefilter: bool) -> tuple[Shard, str]:
+    """Where the fact measured at commit `sha` is kept: a commit never changes, so a fact is
+    kept by (detector version, commit), and read back without the tree."""
+    return cache.shard("fact", detector_version(spec), FACT_SHAPE), f"{sha}:{int(prefilter)}"
+
+
+def _kept_entry(spec: DetectorSpec, cache: Cache, sha: str, prefilter: bool) -> dict | None:
+    shard, key = _kept_at(spec, cache, sha, prefilter)
+    return shard.get(key)
+
+
 def kept_fact(spec: DetectorSpec, cache: Cache, sha: str, pin: Pin, prefilter: bool = True) -> Fact | None:
-    """The fact as measured at commit `sha` before, if it was, as a fact at `pin`: a commit never
-    changes, so the result is cached by (detector version, commit) and read back without the tree."""
-    hit = cache.shard("fact", detector_version(spec), FACT_SHAPE).get(f"{sha}:{int(prefilter)}")
+    """The fact as measured at commit `sha` before, if it was, as a fact at `pin`."""
+    hit = _kept_entry(spec, cache, sha, prefilter)
     if hit is None:
         return None
     return Fact(
@@ -154,8 +164,7 @@ def measure_one(spec: DetectorSpec, ctx: FactContext, pin: Pin) -> Fact:
     if kept is not None:
         return kept
     fact = _measure(spec, ctx, pin)
-    shard = ctx.cache.shard("fact", detector_version(spec), FACT_SHAPE)
-    key = f"{ctx.snapshot.sha}:{int(ctx.prefilter)}"
+    shard, key = _kept_at(spec, ctx.cache, ctx.snapshot.sha, ctx.prefilter)
     shard.put(
         key,
         {
@@ -291,7 +300,7 @@ def measure(
     pool = ctx.pool = parallel.Pool(snapshot.repository.git_dir)
     specs = registry()
     try:
-        todo = [i for i in sorted(ids or specs) if kept_fact(specs[i], ctx.cache, snapshot.sha, pin, prefilter) is None]
+        todo = [i for i in sorted(ids or specs) if _kept_entry(specs[i], ctx.cache, snapshot.sha, prefilter) is None]
         with alongside(lambda: run_searches(detector_searches(todo), snapshot)):  # git greps while
             prepare(ctx, todo)  # the detectors parse here
         facts = [measure_one(specs[i], ctx, pin) for i in sorted(ids or specs)]
