@@ -388,3 +388,38 @@ def test_a_citation_that_goes_from_ok_to_suspect_is_named_where(tmp_path, monkey
     assert f"first suspect at {moved[:8]}" in text and "1 turned suspect" in text
     page = run_cli("history", "--from", "old", "--to", "new", "--format", "html").stdout
     assert "first suspect at <a href=" in page and f"<code>{moved[:8]}" in page
+
+
+def test_a_fact_that_counts_searches_is_touched_only_where_a_line_it_can_match_changes(tmp_path, monkeypatch):
+    """A detector that counts searches (scale.markers) is measured again only at commits whose
+    changed lines match, in files where its search matches in some version: not where a file
+    without a marker changes, nor a marked file's other lines, nor a binary file, which the
+    search skips whatever bytes it holds."""
+    root = tmp_path / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "src/a.ts", "// TODO one\nexport const a = 1\n")
+    _write(root, "src/b.ts", "export const b = 1\n")
+    shas = {"old": _commit(root, "base", "2026-09-01T10:00:00Z", "old")}
+    steps = [
+        ("marker", "src/a.ts", "// TODO one\n// TODO two\nexport const a = 1\n"),
+        ("plain", "src/b.ts", "export const b = 2\n"),
+        ("binary", "src/c.ts", b"\0// TODO in a binary file\n"),
+        ("beside", "src/a.ts", "// TODO one\n// TODO two\nexport const a = 2\n"),
+    ]
+    for day, (name, path, text) in enumerate(steps, start=2):
+        _write(root, path, text)
+        shas[name] = _commit(root, f"{name} (#{day})", f"2026-09-{day:02d}T10:00:00Z", name)
+    (tmp_path / "findings").mkdir()
+    (tmp_path / "dshaudit.toml").write_text(
+        f'[upstream]\nurl = "https://example.invalid/dsh"\n\n[pins]\nold = "{shas["old"]}"\nnew = "{shas["beside"]}"\n'
+    )
+    (tmp_path / "findings" / "a.md").write_text("---\npin: old\n---\n`claim: scale.markers == 1`\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSH_REPO", str(root))
+    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    text = run_cli("history", "--from", "old", "--to", "new").stdout
+    assert "4 first-parent commits, 1 touch what the findings read" in text, text
+    (claim,) = run_cli("history", "--from", "old", "--to", "new", "--format", "json").json["claims"]
+    assert [c["sha"] for c in claim["changed_at"]] == [shas["marker"]]
+    assert (claim["before"], claim["after"]) == ("1", "2")

@@ -226,7 +226,15 @@ class Pickaxe:
         pattern: str,
         ignore_case: bool,
         globs: tuple[str, ...],
+        paths: list[str] | None = None,
     ):
+        """`paths`: only these files (literal paths), when the caller knows that no other can
+        hold a matching line; an empty list asks nothing of git. Else the files of `globs`."""
+        self._commits: set[str] | None = None
+        self._proc: run.Started | None = None
+        if paths is not None and not paths:
+            self._commits = set()
+            return
         args = [
             "log",
             "--first-parent",
@@ -241,22 +249,23 @@ class Pickaxe:
             pattern,
             f"{from_sha}..{to_sha}",
             "--",
-            *(f":(glob){g}" for g in globs),
+            *([f":(glob){g}" for g in globs] if paths is None else [f":(literal){p}" for p in paths]),
         ]
         self._proc = run.Started(args, repository.git_dir)
-        self._commits: set[str] | None = None
 
     def commits(self) -> set[str]:
-        if self._commits is None:
+        if self._commits is None and self._proc is not None:
             done = self._proc.finish()
             if done.returncode:
                 raise RepoError(f"git log -G failed: {done.stderr.decode('utf-8', 'replace').strip()}")
             self._commits = set(done.stdout.decode().split())
+        assert self._commits is not None
         return self._commits
 
     def close(self) -> None:
         """End git if its answer was not collected (`stop` does nothing once it was)."""
-        self._proc.stop()
+        if self._proc is not None:
+            self._proc.stop()
 
 
 # -- the versions of one file near a commit -----------------------------------------------

@@ -14,6 +14,7 @@ from dshaudit.git.log import Step
 from dshaudit.git.pins import PinResolver
 from dshaudit.git.repository import DshRepository
 from dshaudit.git.snapshot import Snapshot
+from dshaudit.index.search import matches as search_matches
 from dshaudit.moves.history_result import ClaimHistory, observed
 from dshaudit.moves.watch import FactWatch, SearchSelections, SearchWatch
 from dshaudit.platform.config import Config
@@ -58,16 +59,25 @@ class ClaimsWalk:
         # Started first: the git processes of the whole-tree facts run while the facts are measured at FROM.
         shared = SearchSelections()
         watches: dict[str, FactWatch | SearchWatch] = {
-            i: SearchWatch(i, shared) if search_split(i) else FactWatch(i, repo, self.from_pin.sha, self.to_pin.sha)
+            i: (
+                SearchWatch(i, shared)
+                if search_split(i)
+                else FactWatch(i, repo, self.from_pin.sha, self.to_pin.sha, shared)
+            )
             for i in ids
         }
+        detectors = [w for w in watches.values() if isinstance(w, FactWatch)]
         book = FactBook(self.repository, resolver=self.resolver)
         changed, touched = [], []
         try:
-            self._regrep([w for w in watches.values() if isinstance(w, SearchWatch)])
+            # The searches of the claims, and those the detectors count, in the commits' changed files.
+            searched = [w for w in watches.values() if isinstance(w, SearchWatch)]
+            self._regrep(searched + [s for w in detectors for s in w.searches])
             book.many(ids, self.from_pin)
             histories = [self._at_from(c, book) for c in self.claims]
             tree = repo.snapshot(self.from_pin.sha, self.from_pin.name)
+            for detector in detectors:
+                detector.follow(partial(search_matches, snapshot=tree))
             parent = self.from_pin
             # No commit changes a fact measured at the ends only: with nothing else, nothing to walk.
             walked = [] if all(isinstance(w, SearchWatch) and w.ends_only for w in watches.values()) else self.steps

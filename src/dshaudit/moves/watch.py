@@ -9,6 +9,7 @@ from dshaudit.git.log import Change, Pickaxe, Step
 from dshaudit.git.repository import DshRepository
 
 if TYPE_CHECKING:
+    from dshaudit.documents.searches import Search
     from dshaudit.facts.engine import PathTest
 
 
@@ -42,10 +43,18 @@ class FactWatch:
     one whose name it reads. Two narrowings, each a superset of what can matter:
     a detector that parses only files holding its literal (`needle`) changes
     only where a changed file holds one, before or after; a fact that greps
-    the whole tree, only where a changed line holds what it greps for."""
+    the whole tree, only where a changed line holds what it greps for (`git log
+    -G`, in the files where one of its searches matches at FROM or in a version
+    some commit makes: `follow`)."""
 
-    def __init__(self, fact_id: str, repository: DshRepository, from_sha: str, to_sha: str):
-        from dshaudit.documents.searches import extended
+    def __init__(
+        self,
+        fact_id: str,
+        repository: DshRepository,
+        from_sha: str,
+        to_sha: str,
+        shared: SearchSelections | None = None,
+    ):
         from dshaudit.facts.book import registry
         from dshaudit.facts.engine import glob_predicate
         from dshaudit.facts.reducers import SEARCHES
@@ -59,23 +68,48 @@ class FactWatch:
             [glob_predicate(g) for g in spec.paths] if spec.needle and spec.kind == "query" else []
         )
         self.needles = tuple(spec.needle or ()) if self._needled else ()
-        # One `git log -G` per case rule, for the alternation of the detector's searches.
-        queries = SEARCHES[spec.reduce](spec) if spec.reduce in SEARCHES else None
-        self._pickaxes = (
-            [
-                Pickaxe(
-                    repository,
-                    from_sha,
-                    to_sha,
-                    "|".join(f"({extended(q)})" for q in queries if ("-i" in q.flags) == folded),
-                    folded,
-                    spec.content_globs,
-                )
-                for folded in sorted({"-i" in q.flags for q in queries})
-            ]
-            if queries is not None
-            else None
-        )
+        self._content_globs = spec.content_globs
+        self._range = (repository, from_sha, to_sha)
+        # The searches the detector counts, if it counts some: each followed through the walk's
+        # changed files like a search claim (`SearchWatch`), and one `git log -G` per case rule,
+        # for their alternation, once `follow` knows where they can match.
+        self.queries = SEARCHES[spec.reduce](spec) if spec.reduce in SEARCHES else None
+        shared = shared if shared is not None else SearchSelections()
+        self.searches = [SearchWatch(q.text, shared) for q in self.queries or ()]
+        self._pickaxes: list[Pickaxe] | None = None
+
+    def follow(self, matched_at_from: Callable[[Search], list[tuple[str, int]]]) -> None:
+        """Start the pickaxes of a fact that counts searches, once the walk's changed files
+        were searched (`SearchWatch.found`, by `regrep`): a changed line can match only in a
+        file where a search matches in some version of it, at FROM (`matched_at_from`) or
+        as a commit of the walk left it, so only those files are diffed. That is also what
+        the searches read: regular files, binary ones skipped, which no change to a link, a
+        submodule or a binary file can make them count."""
+        from dshaudit.documents.searches import extended
+
+        if self.queries is None:
+            return
+        paths: set[str] | None = set()
+        for query, watch in zip(self.queries, self.searches):
+            if watch.found is None or paths is None:
+                paths = None  # a search that reached its bound: its files are not known
+                continue
+            paths |= {p for p, _ in matched_at_from(query)} | {p for _, p in watch.found}
+        if paths is not None:
+            paths = set(self._content.among(frozenset(paths)))
+        repository, from_sha, to_sha = self._range
+        self._pickaxes = [
+            Pickaxe(
+                repository,
+                from_sha,
+                to_sha,
+                "|".join(f"({extended(q)})" for q in self.queries if ("-i" in q.flags) == folded),
+                folded,
+                self._content_globs,
+                None if paths is None else sorted(paths),
+            )
+            for folded in sorted({"-i" in q.flags for q in self.queries})
+        ]
 
     def needle_blobs(self, step: Step) -> set[str]:
         """The blobs whose literals decide whether this commit can change the fact."""
@@ -94,7 +128,9 @@ class FactWatch:
                 return True
             if not _either(c, content):
                 continue
-            if self._pickaxes is not None:
+            if self.queries is not None:
+                if self._pickaxes is None:
+                    raise RuntimeError(f"{self.fact_id}: the walk asked before `follow`")
                 return any(step.commit.sha in p.commits() for p in self._pickaxes)
             if not _either(c, needled) or any(holds_needle(b) for b in (c.old_blob, c.new_blob) if b):
                 return True

@@ -230,6 +230,20 @@ def test_the_pickaxe_finds_the_commits_that_add_or_remove_a_matching_line_in_the
     assert _pickaxe(repository, shas, "al+pha|gamma") == {shas[1], shas[3], shas[4], shas[5]}  # an extended regex
 
 
+def test_a_pickaxe_given_paths_reads_those_files_only_and_none_asks_nothing_of_git(pickaxed):
+    repository, shas = pickaxed
+    only_b = Pickaxe(repository, shas[0], shas[-1], "alpha", False, ("src/**",), ["src/b.ts"])
+    try:
+        assert only_b.commits() == {shas[4]}  # the rename deletes src/b.ts; src/a.ts is not read
+    finally:
+        only_b.close()
+    before = _children()
+    none = Pickaxe(repository, shas[0], shas[-1], "alpha", False, ("src/**",), [])
+    assert not _children() - before
+    assert none.commits() == set()
+    none.close()
+
+
 def test_the_pickaxe_reads_the_lines_as_stored_whatever_text_conversion_the_clone_configures(make_repo):
     """`git log -G` runs a textconv filter the clone's configuration sets (`configure_shouting`): the
     pickaxe reads the stored lines instead, which the searches it stands for grep."""
