@@ -17,6 +17,7 @@ from dshaudit.git.snapshot import Snapshot
 from dshaudit.index.search import matches as search_matches
 from dshaudit.moves.history_result import ClaimHistory, observed
 from dshaudit.moves.watch import FactWatch, SearchSelections, SearchWatch
+from dshaudit.platform.background import alongside
 from dshaudit.platform.config import Config
 
 if TYPE_CHECKING:
@@ -70,10 +71,11 @@ class ClaimsWalk:
         book = FactBook(self.repository, resolver=self.resolver)
         changed, touched = [], []
         try:
-            # The searches of the claims, and those the detectors count, in the commits' changed files.
+            # The searches of the claims, and those the detectors count, in the commits' changed files:
+            # git greps them while the facts are measured at FROM.
             searched = [w for w in watches.values() if isinstance(w, SearchWatch)]
-            self._regrep(searched + [s for w in detectors for s in w.searches])
-            book.many(ids, self.from_pin)
+            with alongside(partial(self._regrep, searched + [s for w in detectors for s in w.searches])):
+                book.many(ids, self.from_pin)
             histories = [self._at_from(c, book) for c in self.claims]
             tree = repo.snapshot(self.from_pin.sha, self.from_pin.name)
             for detector in detectors:
