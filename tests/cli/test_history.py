@@ -109,15 +109,21 @@ def planted(tmp_path_factory):
 @pytest.fixture
 def work(planted, tmp_path, monkeypatch):
     root, shas = planted
+    _audit(tmp_path, monkeypatch, root, shas["old"], shas["merge"], FINDINGS)
+    return shas
+
+
+def _audit(tmp_path, monkeypatch, root, old: str, new: str, document: str) -> None:
+    """An audit here of the repository at `root`, with the pins `old` and `new` and one
+    findings file, `document`; the CLI run here reads it."""
     (tmp_path / "findings").mkdir()
     (tmp_path / "dshaudit.toml").write_text(
-        f'[upstream]\nurl = "https://example.invalid/dsh"\n\n[pins]\nold = "{shas["old"]}"\nnew = "{shas["merge"]}"\n'
+        f'[upstream]\nurl = "https://example.invalid/dsh"\n\n[pins]\nold = "{old}"\nnew = "{new}"\n'
     )
-    (tmp_path / "findings" / "a.md").write_text(FINDINGS)
+    (tmp_path / "findings" / "a.md").write_text(document)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DSH_REPO", str(root))
     monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
-    return shas
 
 
 def _citation(doc: dict, name: str) -> dict:
@@ -372,14 +378,14 @@ def test_a_citation_that_goes_from_ok_to_suspect_is_named_where(tmp_path, monkey
     first = _commit(root, "base", "2026-09-01T10:00:00Z", "first")
     _write(root, "src/loop.ts", "export const other = 1\n\n" + LOOP)
     moved = _commit(root, "A constant above the loop (#21)", "2026-09-02T10:00:00Z", "moved")
-    (tmp_path / "findings").mkdir()
-    (tmp_path / "dshaudit.toml").write_text(
-        f'[upstream]\nurl = "https://example.invalid/dsh"\n\n[pins]\nold = "{first}"\nnew = "{moved}"\n'
+    _audit(
+        tmp_path,
+        monkeypatch,
+        root,
+        first,
+        moved,
+        "---\npin: old\n---\nThe loop starts in `runLoop` (`src/loop.ts:1`).\n",
     )
-    (tmp_path / "findings" / "a.md").write_text("---\npin: old\n---\nThe loop starts in `runLoop` (`src/loop.ts:1`).\n")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DSH_REPO", str(root))
-    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
     run = run_cli("history", "--from", "old", "--to", "new", "--format", "json")
     (c,) = run.json["citations"]
     assert (c["status_at_from"], c["status_at_to"]) == ("ok", "suspect")
@@ -410,14 +416,9 @@ def test_a_fact_that_counts_searches_is_touched_only_where_a_line_it_can_match_c
     for day, (name, path, text) in enumerate(steps, start=2):
         _write(root, path, text)
         shas[name] = _commit(root, f"{name} (#{day})", f"2026-09-{day:02d}T10:00:00Z", name)
-    (tmp_path / "findings").mkdir()
-    (tmp_path / "dshaudit.toml").write_text(
-        f'[upstream]\nurl = "https://example.invalid/dsh"\n\n[pins]\nold = "{shas["old"]}"\nnew = "{shas["beside"]}"\n'
+    _audit(
+        tmp_path, monkeypatch, root, shas["old"], shas["beside"], "---\npin: old\n---\n`claim: scale.markers == 1`\n"
     )
-    (tmp_path / "findings" / "a.md").write_text("---\npin: old\n---\n`claim: scale.markers == 1`\n")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DSH_REPO", str(root))
-    monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
     text = run_cli("history", "--from", "old", "--to", "new").stdout
     assert "4 first-parent commits, 1 touch what the findings read" in text, text
     (claim,) = run_cli("history", "--from", "old", "--to", "new", "--format", "json").json["claims"]
