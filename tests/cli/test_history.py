@@ -5,6 +5,7 @@ restoration, a changed claim, a rename and a merged branch."""
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -396,12 +397,11 @@ def test_a_citation_that_goes_from_ok_to_suspect_is_named_where(tmp_path, monkey
     assert "first suspect at <a href=" in page and f"<code>{moved[:8]}" in page
 
 
-def test_a_fact_that_counts_searches_is_touched_only_where_a_line_it_can_match_changes(tmp_path, monkeypatch):
-    """A detector that counts searches (scale.markers) is measured again only at commits whose
-    changed lines match, in files where its search matches in some version: not where a file
-    without a marker changes, nor a marked file's other lines, nor a binary file, which the
-    search skips whatever bytes it holds."""
-    root = tmp_path / "dsh"
+@pytest.fixture(scope="module")
+def marked(tmp_path_factory):
+    """A repository whose commits change a marked file's markers, a file without any, a binary
+    file holding one, and a marked file's other line; the SHA of each commit by its name."""
+    root = tmp_path_factory.mktemp("marked") / "dsh"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     _write(root, "src/a.ts", "// TODO one\nexport const a = 1\n")
@@ -416,6 +416,15 @@ def test_a_fact_that_counts_searches_is_touched_only_where_a_line_it_can_match_c
     for day, (name, path, text) in enumerate(steps, start=2):
         _write(root, path, text)
         shas[name] = _commit(root, f"{name} (#{day})", f"2026-09-{day:02d}T10:00:00Z", name)
+    return root, shas
+
+
+def test_a_fact_that_counts_searches_is_touched_only_where_a_line_it_can_match_changes(marked, tmp_path, monkeypatch):
+    """A detector that counts searches (scale.markers) is measured again only at commits whose
+    changed lines match, in files where its search matches in some version: not where a file
+    without a marker changes, nor a marked file's other lines, nor a binary file, which the
+    search skips whatever bytes it holds."""
+    root, shas = marked
     _audit(
         tmp_path, monkeypatch, root, shas["old"], shas["beside"], "---\npin: old\n---\n`claim: scale.markers == 1`\n"
     )
@@ -424,3 +433,34 @@ def test_a_fact_that_counts_searches_is_touched_only_where_a_line_it_can_match_c
     (claim,) = run_cli("history", "--from", "old", "--to", "new", "--format", "json").json["claims"]
     assert [c["sha"] for c in claim["changed_at"]] == [shas["marker"]]
     assert (claim["before"], claim["after"]) == ("1", "2")
+
+
+def test_a_fact_whose_search_matches_are_not_known_is_watched_in_every_file_of_its_globs(marked):
+    """Where a search the fact counts reached its bound (at FROM, or in the walk), the files
+    where it matches are not known: the pickaxe reads every file of the fact's globs, as
+    `git log -G --text` does, the binary file included."""
+    from dshaudit.git.repository import DshRepository
+    from dshaudit.index.search import SearchBound
+    from dshaudit.moves.watch import FactWatch
+
+    root, shas = marked
+    git_dir = str(root / ".git")
+
+    def commits_touching(found, matched_at_from) -> set[str]:
+        watch = FactWatch("scale.markers", DshRepository(Path(git_dir), git_dir), shas["old"], shas["beside"])
+        for search in watch.searches:
+            search.found = found
+        watch.follow(matched_at_from)
+        try:
+            return {name for name, sha in shas.items() for p in watch._pickaxes or () if sha in p.commits()}
+        finally:
+            watch.close()
+
+    at_from = lambda _query: [("src/a.ts", 1)]  # noqa: E731
+    assert commits_touching({(shas["marker"], "src/a.ts"): [1, 2]}, at_from) == {"marker"}
+    assert commits_touching(None, at_from) == {"marker", "binary"}  # the walk's search reached its bound
+
+    def past_its_bound(_query):
+        raise SearchBound("stopped at its bound")
+
+    assert commits_touching({}, past_its_bound) == {"marker", "binary"}

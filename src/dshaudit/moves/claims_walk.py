@@ -57,7 +57,6 @@ class ClaimsWalk:
 
         repo = self.repository()
         ids = sorted({fid for c in self.claims if not c.problem and (fid := split_ref(c.ref, self._known)[0])})
-        # Started first: the git processes of the whole-tree facts run while the facts are measured at FROM.
         shared = SearchSelections()
         watches: dict[str, FactWatch | SearchWatch] = {
             i: (

@@ -86,15 +86,21 @@ class FactWatch:
         the searches read: regular files, binary ones skipped, which no change to a link, a
         submodule or a binary file can make them count."""
         from dshaudit.documents.searches import extended
+        from dshaudit.index.search import SearchBound
 
         if self.queries is None:
             return
         paths: set[str] | None = set()
         for query, watch in zip(self.queries, self.searches):
-            if watch.found is None or paths is None:
-                paths = None  # a search that reached its bound: its files are not known
-                continue
-            paths |= {p for p, _ in matched_at_from(query)} | {p for _, p in watch.found}
+            try:
+                at_from = None if watch.found is None else matched_at_from(query)
+            except SearchBound:
+                at_from = None
+            if at_from is None or watch.found is None:
+                paths = None  # a search that reached its bound, at FROM or in the walk: its files are not known
+                break
+            assert paths is not None
+            paths |= {p for p, _ in at_from} | {p for _, p in watch.found}
         if paths is not None:
             paths = set(self._content.among(frozenset(paths)))
         repository, from_sha, to_sha = self._range
