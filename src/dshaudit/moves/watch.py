@@ -73,9 +73,11 @@ class FactWatch:
         # The searches the detector counts, if it counts some: each followed through the walk's
         # changed files like a search claim (`SearchWatch`), and one `git log -G` per case rule,
         # for their alternation, once `follow` knows where they can match.
-        self.queries = SEARCHES[spec.reduce](spec) if spec.reduce in SEARCHES else None
+        self.counts_searches = spec.reduce in SEARCHES
         shared = shared if shared is not None else SearchSelections()
-        self.searches = [SearchWatch(q.text, shared) for q in self.queries or ()]
+        self.searches = (
+            [SearchWatch(q.text, shared) for q in SEARCHES[spec.reduce](spec)] if self.counts_searches else []
+        )
         self._pickaxes: list[Pickaxe] | None = None
 
     def follow(self, matched_at_from: Callable[[Search], list[tuple[str, int]]]) -> None:
@@ -86,36 +88,41 @@ class FactWatch:
         the searches read: regular files, binary ones skipped, which no change to a link, a
         submodule or a binary file can make them count."""
         from dshaudit.documents.searches import extended
-        from dshaudit.index.search import SearchBound
 
-        if self.queries is None:
+        if not self.counts_searches:
             return
-        paths: set[str] | None = set()
-        for query, watch in zip(self.queries, self.searches):
-            try:
-                at_from = None if watch.found is None else matched_at_from(query)
-            except SearchBound:
-                at_from = None
-            if at_from is None or watch.found is None:
-                paths = None  # a search that reached its bound, at FROM or in the walk: its files are not known
-                break
-            assert paths is not None
-            paths |= {p for p, _ in at_from} | {p for _, p in watch.found}
-        if paths is not None:
-            paths = set(self._content.among(frozenset(paths)))
+        matching = self._matching(matched_at_from)
+        paths = None if matching is None else sorted(self._content.among(frozenset(matching)))
+        queries = [w.spec for w in self.searches]
         repository, from_sha, to_sha = self._range
         self._pickaxes = [
             Pickaxe(
                 repository,
                 from_sha,
                 to_sha,
-                "|".join(f"({extended(q)})" for q in self.queries if ("-i" in q.flags) == folded),
+                "|".join(f"({extended(q)})" for q in queries if ("-i" in q.flags) == folded),
                 folded,
                 self._content_globs,
-                None if paths is None else sorted(paths),
+                paths,
             )
-            for folded in sorted({"-i" in q.flags for q in self.queries})
+            for folded in sorted({"-i" in q.flags for q in queries})
         ]
+
+    def _matching(self, matched_at_from: Callable[[Search], list[tuple[str, int]]]) -> set[str] | None:
+        """The files where a search the fact counts matches at FROM or in a version the walk
+        makes; None when one reached its bound, at FROM or in the walk: they are not known."""
+        from dshaudit.index.search import SearchBound
+
+        matching: set[str] = set()
+        for watch in self.searches:
+            if watch.found is None:
+                return None
+            try:
+                at_from = matched_at_from(watch.spec)
+            except SearchBound:
+                return None
+            matching |= {p for p, _ in at_from} | {p for _, p in watch.found}
+        return matching
 
     def needle_blobs(self, step: Step) -> set[str]:
         """The blobs whose literals decide whether this commit can change the fact."""
@@ -134,7 +141,7 @@ class FactWatch:
                 return True
             if not _either(c, content):
                 continue
-            if self.queries is not None:
+            if self.counts_searches:
                 if self._pickaxes is None:
                     raise RuntimeError(f"{self.fact_id}: the walk asked before `follow`")
                 return any(step.commit.sha in p.commits() for p in self._pickaxes)
