@@ -209,7 +209,12 @@ class GlobSets(dict[str, set[str]]):
         out = GlobSets()
         for glob, paths in self.items():
             test = glob_predicate(glob)
-            out[glob] = (paths - listing) | {p for p in came if test(p)}
+            selected = {p for p in came if test(p)}
+            # A glob whose files the commit neither removed nor added keeps its set (no one
+            # changes a set once made): most globs at most commits, and copying the large ones
+            # at every commit would cost more than the rest of the walk's listing work.
+            unchanged = selected <= paths and paths.isdisjoint(listing - selected)
+            out[glob] = paths if unchanged else (paths - listing) | selected
         return out
 
 

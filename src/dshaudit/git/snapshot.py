@@ -57,14 +57,18 @@ def _regular(mode: str, kind: str) -> bool:
 
 def _blob_ids_changed(
     ids: dict[str, str], removed: list[str], added: list[str], index: dict[str, tuple[str, str, str]]
-) -> dict[str, str]:
+) -> tuple[dict[str, str], bool]:
     """A tree's regular files and blob ids (`Snapshot.blob_ids`) after a commit that removes
     and adds these paths, `index` being the listing after it: the parent's, changed where
-    the commit changes them. A walk asks for them at every commit, and sorting and testing
-    every entry of the tree each time would cost more than the commit's few changes."""
+    the commit changes them; and whether a path new to them was added at their end, out of
+    order. A walk derives them at every commit, and sorting and testing every entry of the
+    tree each time would cost more than the commit's few changes."""
     out = dict(ids)
+    # A file changed in place keeps its place in the order.
+    kept = set(added)
     for path in removed:
-        out.pop(path, None)
+        if path not in kept:
+            out.pop(path, None)
     new = False
     for path in added:
         mode, kind, obj = index[path]
@@ -73,7 +77,7 @@ def _blob_ids_changed(
             out[path] = obj
         else:
             out.pop(path, None)
-    return dict(sorted(out.items())) if new else out
+    return out, new
 
 
 @runtime_checkable
@@ -96,6 +100,7 @@ class Snapshot:
         self._index: dict[str, tuple[str, str, str]] | None = None
         self._paths: list[str] | None = None
         self._blob_ids: dict[str, str] | None = None
+        self._blob_ids_unsorted = False  # paths `derive` added to them, not yet put in order
         self._by_basename: dict[str, list[str]] | None = None
         self.grep = Grep(repository.git_dir, sha)
         self._by_name: dict[str, list[str]] | None = None
@@ -123,7 +128,8 @@ class Snapshot:
         """The same tree, read through another handle on the clone: its listing, and
         what was worked out from it, shared (none of it changes once made)."""
         other = Snapshot(repository, self.sha)
-        other._index, other._paths, other._blob_ids = self._index, self._paths, self._blob_ids
+        other._index, other._paths = self._index, self._paths
+        other._blob_ids = self.blob_ids() if self._blob_ids is not None else None
         other._by_basename, other._below = self._by_basename, self._below
         return other
 
@@ -135,8 +141,10 @@ class Snapshot:
         dozens of commits this way without listing each one's tree again."""
         index = dict(self.index())
         below = dict(self._files_below())
+        kept = {path for path, _, _ in added}
         for path in removed:
-            if index.pop(path, None) is None:
+            # A file changed in place stays where it was: its folders hold it before and after.
+            if path in kept or index.pop(path, None) is None:
                 continue
             for folder in _folders(path):
                 below[folder] -= 1
@@ -152,9 +160,13 @@ class Snapshot:
         child = Snapshot(self.repository, sha)
         child._index, child._below = index, below
         if self._blob_ids is not None:
-            child._blob_ids = _blob_ids_changed(self._blob_ids, removed, [path for path, _, _ in added], index)
+            child._blob_ids, added_out_of_order = _blob_ids_changed(
+                self._blob_ids, removed, [path for path, _, _ in added], index
+            )
+            # Put in order when asked for (`blob_ids`): a walk asks at few of its commits.
+            child._blob_ids_unsorted = self._blob_ids_unsorted or added_out_of_order
         # The paths that came, went or changed mode; a file whose content alone changed is none of them.
-        old, kept = self.index(), {path for path, _, _ in added}
+        old = self.index()
         listing = {p for p in removed if p in old and p not in kept} | {
             path for path, mode, _ in added if old.get(path, ("",))[0] != mode
         }
@@ -226,6 +238,8 @@ class Snapshot:
         """Regular files (no symlinks, no submodules) and their blob ids, by path, sorted."""
         if self._blob_ids is None:
             self._blob_ids = {p: obj for p, (mode, kind, obj) in sorted(self.index().items()) if _regular(mode, kind)}
+        elif self._blob_ids_unsorted:
+            self._blob_ids, self._blob_ids_unsorted = dict(sorted(self._blob_ids.items())), False
         return self._blob_ids
 
     def closest_paths(self, path: str, n: int = 1) -> list[str]:

@@ -185,16 +185,14 @@ class Walk:
         only where that file changes, or where a file of the same name (among
         which an abbreviated path is resolved) or under the cited folder comes or goes."""
         names = {_basename(p) for p in step.listed}
-        folders = {p.rsplit("/", 1)[0] for p in step.listed if "/" in p}
+        # A cited folder is touched when a file comes or goes anywhere below it: it is one of
+        # the folders above such a file.
+        folders = {"/".join(parts[:i]) for p in step.listed for parts in [p.split("/")] for i in range(1, len(parts))}
         for h in citations:
             if not h.walked:
                 continue
             path = h.citation.path.rstrip("/")
-            if (
-                h.read_path not in step.touched
-                and _basename(path) not in names
-                and not any(f == path or f.startswith(path + "/") for f in folders)
-            ):
+            if h.read_path not in step.touched and _basename(path) not in names and path not in folders:
                 continue
             impact.touched = True
             v = self.verifier.status_at(h.citation, pin)

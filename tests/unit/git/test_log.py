@@ -171,6 +171,37 @@ def test_a_derived_tree_lists_the_regular_files_a_fresh_listing_gives_in_order(c
     assert before == tree.blob_ids() and len(before) == len(changed.blob_ids()) + 1
 
 
+def test_trees_derived_one_from_another_list_their_files_in_order_when_asked(changing):
+    """A walk derives tree after tree and asks for their files at few of them: a file added at
+    one commit, not yet put in order when the next commit is derived, is in order there."""
+    repository, shas = changing
+    tree = repository.snapshot(shas[0])
+    tree.blob_ids()
+    first = tree.derive("e" * 40, [], [("a/first.ts", "100644", "2" * 40)])
+    second = first.derive("f" * 40, [], [("a/first.ts", "100644", "3" * 40)])  # changed in place
+    fresh = Snapshot(repository, "f" * 40)
+    fresh._index = second.index()
+    assert list(second.blob_ids().items()) == list(fresh.blob_ids().items())
+    assert second.blob_ids()["a/first.ts"] == "3" * 40
+    assert list(first.blob_ids()) == sorted(first.blob_ids())
+
+
+def test_a_file_changed_in_place_keeps_the_folders_above_it(changing):
+    """A commit that changes a file's content lists it on both sides: the folders above it
+    stay, and so does its place among the files."""
+    repository, shas = changing
+    tree = repository.snapshot(shas[0])
+    tree.blob_ids()
+    (path, (mode, _, _)), *_ = [(p, e) for p, e in tree.index().items() if "/" in p and e[1] == "blob"]
+    folder = path.rsplit("/", 1)[0]
+    edited = tree.derive("e" * 40, [path], [(path, mode, "0" * 40)])
+    assert edited.entry(folder) is not None and edited.entry(folder).kind == "tree"
+    assert edited.blob_ids()[path] == "0" * 40
+    assert list(edited.blob_ids()) == list(tree.blob_ids())
+    gone = edited.derive("f" * 40, [p for p in edited.blob_ids() if p.startswith(folder + "/")], [])
+    assert gone.entry(folder) is None
+
+
 def test_a_derived_tree_shares_what_depends_on_its_files_only_when_they_are_the_same(changing):
     """Which paths a glob selects is worked out once for trees that hold the same files
     (Snapshot.by_paths); a commit that adds, removes or re-modes a file starts afresh."""
