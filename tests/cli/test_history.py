@@ -464,3 +464,23 @@ def test_a_fact_whose_search_matches_are_not_known_is_watched_in_every_file_of_i
         raise SearchBound("stopped at its bound")
 
     assert commits_touching({}, past_its_bound) == {"marker", "binary"}
+
+
+def test_a_file_of_the_same_name_elsewhere_touches_only_citations_that_abbreviate_their_path(tmp_path, monkeypatch):
+    """A path read as written names that file whatever other file of its name comes: the commit
+    that adds one touches no citation of it. A citation that gives the file name alone, read
+    as the only file whose path ends so, is checked again there, and becomes ambiguous."""
+    root = tmp_path / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _write(root, "src/core/index.ts", "export const core = 1\n")
+    first = _commit(root, "base", "2026-09-01T10:00:00Z", "first")
+    _write(root, "src/extra/index.ts", "export const extra = 1\n")
+    added = _commit(root, "Another index (#22)", "2026-09-02T10:00:00Z", "added")
+    exact = "---\npin: old\n---\nThe core constant (`src/core/index.ts:1`).\n"
+    _audit(tmp_path, monkeypatch, root, first, added, exact)
+    text = run_cli("history", "--from", "old", "--to", "new").stdout
+    assert "1 first-parent commits, 0 touch what the findings read" in text, text
+    (tmp_path / "findings" / "a.md").write_text("---\npin: old\n---\nThe core constant (`index.ts:1`).\n")
+    (c,) = run_cli("history", "--from", "old", "--to", "new", "--format", "json").json["citations"]
+    assert c["first_broken"]["sha"] == added

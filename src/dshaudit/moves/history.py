@@ -192,7 +192,13 @@ class Walk:
             if not h.walked:
                 continue
             path = h.citation.path.rstrip("/")
-            if h.read_path not in step.touched and _basename(path) not in names and path not in folders:
+            # A path read as written names that file whatever else comes or goes; one read
+            # elsewhere (abbreviated, or not found) may name another file of its name now.
+            if (
+                h.read_path not in step.touched
+                and (h.read_path == path or _basename(path) not in names)
+                and path not in folders
+            ):
                 continue
             impact.touched = True
             v = self.verifier.status_at(h.citation, pin)
