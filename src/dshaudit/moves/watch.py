@@ -173,6 +173,7 @@ class SearchWatch:
         shared = shared if shared is not None else SearchSelections()
         self._selected = shared.selection(self.spec.pathspecs)
         self._changed = shared.changes(self.spec.pathspecs, self.spec.kind == "files")  # commit -> changed_paths
+        self._places = shared.places
         self.found: dict[tuple[str, str], list[int]] | None = None  # see `regrep`
 
     def needle_blobs(self, step: Step) -> set[str]:
@@ -197,6 +198,10 @@ class SearchWatch:
 
         if self.ends_only or self.spec.kind != "search":
             return []
+        # The same for every search of these pathspecs: worked out once for them all.
+        key = (self.spec.pathspecs, tuple(step.commit.sha for step in steps))
+        if key in self._places:
+            return self._places[key]
         out = []
         for step in steps:
             changed = self.changed_paths(step)
@@ -205,6 +210,7 @@ class SearchWatch:
                 continue
             blobs = {c.new_path: c.new_blob for c in step.changes if c.new_path and c.new_mode in REGULAR_MODES}
             out += [(step.commit.sha, p, blob) for p in fresh if (blob := blobs.get(p))]
+        self._places[key] = out
         return out
 
     def touched_by(self, step: Step, holds_needle: Callable[[str], bool]) -> bool:
@@ -222,6 +228,8 @@ class SearchSelections:
     def __init__(self) -> None:
         self._selections: dict[tuple[str, ...], PathSelection] = {}
         self._changes: dict[tuple[tuple[str, ...], bool], dict[str, tuple[tuple[str | None, str | None], ...]]] = {}
+        # (pathspecs, the commits walked) -> `SearchWatch.places`
+        self.places: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[str, str, str]]] = {}
 
     def selection(self, pathspecs: tuple[str, ...]) -> PathSelection:
         from dshaudit.git.pathspec import selector
