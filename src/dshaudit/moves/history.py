@@ -182,8 +182,9 @@ class Walk:
     def _recheck(self, step: Step, pin: Pin, citations: list[CitationHistory], impact: CommitImpact) -> None:
         """The citations as written whose verdict this commit can change, checked again.
         A verdict reads one file's text, and which file a path names: it changes
-        only where that file changes, or where a file of the same name (among
-        which an abbreviated path is resolved) or under the cited folder comes or goes."""
+        only where that file changes; where a file under the cited folder comes or
+        goes; or, for a path not read as written (an abbreviated path is resolved
+        among the files of its name), where a file of the same name does."""
         names = {_basename(p) for p in step.listed}
         # A cited folder is touched when a file comes or goes anywhere below it: it is one of
         # the folders above such a file.
@@ -192,8 +193,6 @@ class Walk:
             if not h.walked:
                 continue
             path = h.citation.path.rstrip("/")
-            # A path read as written names that file whatever else comes or goes; one read
-            # elsewhere (abbreviated, or not found) may name another file of its name now.
             if (
                 h.read_path not in step.touched
                 and (h.read_path == path or _basename(path) not in names)
