@@ -127,6 +127,20 @@ def _audit(tmp_path, monkeypatch, root, old: str, new: str, document: str) -> No
     monkeypatch.setenv("DSHAUDIT_CACHE_DIR", str(tmp_path / "cache"))
 
 
+def _two_commits(tmp_path, before: dict[str, str], after: dict[str, str], subject: str) -> tuple:
+    """A repository at `tmp_path/dsh` with a first commit of the files `before`, and a second,
+    `subject`, that writes the files `after`; (its root, the first SHA, the second SHA)."""
+    root = tmp_path / "dsh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    shas = []
+    for files, title, day in ((before, "base", 1), (after, subject, 2)):
+        for path, text in files.items():
+            _write(root, path, text)
+        shas.append(_commit(root, title, f"2026-09-{day:02d}T10:00:00Z", f"c{day}"))
+    return root, *shas
+
+
 def _citation(doc: dict, name: str) -> dict:
     (c,) = [c for c in doc["citations"] if c["source"]["line"] == LINE[name]]
     return c
@@ -372,13 +386,12 @@ def test_tree_docs_claims_walked_here_and_the_rest_elsewhere_give_one_history(wo
 def test_a_citation_that_goes_from_ok_to_suspect_is_named_where(tmp_path, monkeypatch):
     """Unanchored, it holds as long as its file is there, but where the name its sentence
     gives leaves the cited line for another, it turns suspect: history names that commit."""
-    root = tmp_path / "dsh"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    _write(root, "src/loop.ts", LOOP)
-    first = _commit(root, "base", "2026-09-01T10:00:00Z", "first")
-    _write(root, "src/loop.ts", "export const other = 1\n\n" + LOOP)
-    moved = _commit(root, "A constant above the loop (#21)", "2026-09-02T10:00:00Z", "moved")
+    root, first, moved = _two_commits(
+        tmp_path,
+        {"src/loop.ts": LOOP},
+        {"src/loop.ts": "export const other = 1\n\n" + LOOP},
+        "A constant above the loop (#21)",
+    )
     _audit(
         tmp_path,
         monkeypatch,
@@ -470,13 +483,12 @@ def test_a_file_of_the_same_name_elsewhere_touches_only_citations_that_abbreviat
     """A path read as written names that file whatever other file of its name comes: the commit
     that adds one touches no citation of it. A citation that gives the file name alone, read
     as the only file whose path ends so, is checked again there, and becomes ambiguous."""
-    root = tmp_path / "dsh"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    _write(root, "src/core/index.ts", "export const core = 1\n")
-    first = _commit(root, "base", "2026-09-01T10:00:00Z", "first")
-    _write(root, "src/extra/index.ts", "export const extra = 1\n")
-    added = _commit(root, "Another index (#22)", "2026-09-02T10:00:00Z", "added")
+    root, first, added = _two_commits(
+        tmp_path,
+        {"src/core/index.ts": "export const core = 1\n"},
+        {"src/extra/index.ts": "export const extra = 1\n"},
+        "Another index (#22)",
+    )
     exact = "---\npin: old\n---\nThe core constant (`src/core/index.ts:1`).\n"
     _audit(tmp_path, monkeypatch, root, first, added, exact)
     text = run_cli("history", "--from", "old", "--to", "new").stdout
