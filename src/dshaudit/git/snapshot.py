@@ -56,19 +56,17 @@ def _regular(mode: str, kind: str) -> bool:
 
 
 def _blob_ids_changed(
-    ids: dict[str, str], removed: list[str], added: list[str], index: dict[str, tuple[str, str, str]]
+    ids: dict[str, str], gone: list[str], added: list[str], index: dict[str, tuple[str, str, str]]
 ) -> tuple[dict[str, str], bool]:
     """A tree's regular files and blob ids (`Snapshot.blob_ids`) after a commit that removes
-    and adds these paths, `index` being the listing after it: the parent's, changed where
-    the commit changes them; and whether a path new to them was added at their end, out of
+    the paths `gone` and adds or changes the paths `added`, `index` being the listing after
+    it: the parent's, changed where the commit changes them (a file changed in place keeps
+    its place in the order); and whether a path new to them was added at their end, out of
     order. A walk derives them at every commit, and sorting and testing every entry of the
     tree each time would cost more than the commit's few changes."""
     out = dict(ids)
-    # A file changed in place keeps its place in the order.
-    kept = set(added)
-    for path in removed:
-        if path not in kept:
-            out.pop(path, None)
+    for path in gone:
+        out.pop(path, None)
     new = False
     for path in added:
         mode, kind, obj = index[path]
@@ -141,10 +139,11 @@ class Snapshot:
         dozens of commits this way without listing each one's tree again."""
         index = dict(self.index())
         below = dict(self._files_below())
+        # A file changed in place is on both sides: it stays where it was, and its folders hold it.
         kept = {path for path, _, _ in added}
-        for path in removed:
-            # A file changed in place stays where it was: its folders hold it before and after.
-            if path in kept or index.pop(path, None) is None:
+        gone = [path for path in removed if path not in kept]
+        for path in gone:
+            if index.pop(path, None) is None:
                 continue
             for folder in _folders(path):
                 below[folder] -= 1
@@ -161,15 +160,13 @@ class Snapshot:
         child._index, child._below = index, below
         if self._blob_ids is not None:
             child._blob_ids, added_out_of_order = _blob_ids_changed(
-                self._blob_ids, removed, [path for path, _, _ in added], index
+                self._blob_ids, gone, [path for path, _, _ in added], index
             )
             # Put in order when asked for (`blob_ids`): a walk asks at few of its commits.
             child._blob_ids_unsorted = self._blob_ids_unsorted or added_out_of_order
         # The paths that came, went or changed mode; a file whose content alone changed is none of them.
         old = self.index()
-        listing = {p for p in removed if p in old and p not in kept} | {
-            path for path, mode, _ in added if old.get(path, ("",))[0] != mode
-        }
+        listing = {p for p in gone if p in old} | {path for path, mode, _ in added if old.get(path, ("",))[0] != mode}
         if not listing:
             child.by_paths = self.by_paths  # the same files, of the same modes
         else:
