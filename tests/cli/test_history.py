@@ -338,6 +338,23 @@ def test_one_processor_gives_the_same_history(work, monkeypatch):
     assert run_cli("history", "--from", "old", "--to", "new", "--format", "json").stdout == both
 
 
+def test_the_claims_jobs_start_with_from_tree_listed(work, monkeypatch):
+    """FROM's tree is listed once, before the claims' jobs start: each takes the listing
+    along instead of running `git ls-tree` again (and two threads of one job, at once)."""
+    from dshaudit.moves.history import Walk
+
+    listed_at_start = []
+    real = Walk._claims_job
+
+    def spy(self, repo, claims, steps):
+        listed_at_start.append(repo.snapshot(self.from_pin.sha)._index is not None)
+        return real(self, repo, claims, steps)
+
+    monkeypatch.setattr(Walk, "_claims_job", spy)
+    run_cli("history", "--from", "old", "--to", "new")
+    assert listed_at_start == [True, True]
+
+
 def test_searches_are_followed_commit_by_commit(work, tmp_path):
     """A search claim changes where a commit changes a file it searches; files() where one is
     added, deleted or renamed; both agree with `check --pin` at the end."""

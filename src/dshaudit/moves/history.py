@@ -78,6 +78,9 @@ class Walk:
         # facts at the two ends). Split so, the three take about as long, neither core waits
         # at the end for one of them, and no file is screened by both jobs.
         of_searches = [ClaimsWalk.of_search(c) for c in claims]
+        # FROM's tree is listed here, once, before the jobs start: each takes the listing along
+        # (DshRepository.twin) rather than listing it again, and this walk reads it first too.
+        repo.snapshot(self.from_pin.sha, self.from_pin.name).index()
         jobs = [
             self._claims_job(repo, [c for c, s in zip(claims, of_searches) if s == wanted], steps)
             for wanted in (False, True)
