@@ -64,7 +64,9 @@ class FileText:
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()  # a final newline ends the last line; it does not start another
-        return cls([ln.removesuffix("\r") for ln in lines])
+        # A file of Windows line ends keeps no `\r` on its lines; most files have none to strip
+        # (history decodes each version of a cited file, some of thousands of lines).
+        return cls([ln.removesuffix("\r") for ln in lines] if "\r" in text else lines)
 
     def cited_text(self, ranges: tuple[LineRange, ...]) -> str:
         return "\n".join("\n".join(self.lines[r.start - 1 : r.end]) for r in ranges)
